@@ -1,0 +1,113 @@
+// DB: an open shale database. The entry point of the public API.
+//
+//   std::unique_ptr<shale::DB> db;
+//   shale::Options options;
+//   options.create_if_missing = true;
+//   shale::Status s = shale::DB::Open(options, "/tmp/testdb", &db);
+//   if (s.ok()) s = db->Put(shale::WriteOptions(), "key", "value");
+//
+// Errors:
+//   - InvalidArgument: invalid Options; Merge without Options::merge_operator; a key over
+//     kMaxKeySize or a value over kMaxValueSize; a snapshot from another DB; sync with disableWAL.
+//   - IOError: the directory is locked by another opener (LOCK), or the file system failed.
+//   - Corruption: damaged files, naming the file and offset.
+//   - Aborted: the DB was closed; every call after Close() returns this.
+//   - IOError after a failed WAL write or sync: the DB is read-only until Resume() or reopen.
+//   - NotSupported: a feature this build does not provide.
+//
+// Thread safety: all methods may be called concurrently from any thread, except that Close()
+// and destruction must not race with other calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shale/iterator.h"
+#include "shale/options.h"
+#include "shale/pinnable_slice.h"
+#include "shale/slice.h"
+#include "shale/snapshot.h"
+#include "shale/status.h"
+#include "shale/write_batch.h"
+
+namespace shale {
+
+struct GetMergeOperandsOptions {
+  // Room in the operands array passed to GetMergeOperands.
+  int expected_max_number_of_operands = 0;
+  // Called with each operand, newest first; returning false stops the collection there (the
+  // operands seen so far, the newest ones, are returned).
+  std::function<bool(Slice)> continue_cb;
+};
+
+class DB {
+ public:
+  // Size limits, enforced on every write.
+  static constexpr size_t kMaxKeySize = size_t{8} << 20;     // 8 MiB
+  static constexpr size_t kMaxValueSize = size_t{1} << 30;   // 1 GiB
+
+  // Opens (or with create_if_missing creates) the DB in directory path.
+  static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
+
+  DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+  // Closes the DB if Close() was not called (errors are then dropped).
+  virtual ~DB() = default;
+
+  virtual Status Put(const WriteOptions& options, const Slice& key, const Slice& value) = 0;
+  virtual Status Delete(const WriteOptions& options, const Slice& key) = 0;
+  virtual Status Merge(const WriteOptions& options, const Slice& key, const Slice& operand) = 0;
+  // Applies batch atomically. The batch is not modified.
+  virtual Status Write(const WriteOptions& options, WriteBatch* batch) = 0;
+
+  // NotFound when the key has no value. The PinnableSlice form pins the memory that holds the
+  // value (no copy) until value->Reset().
+  virtual Status Get(const ReadOptions& options, const Slice& key, PinnableSlice* value) = 0;
+  Status Get(const ReadOptions& options, const Slice& key, std::string* value);
+
+  // Looks up n keys at once; statuses[i] and values[i] answer keys[i]. sorted_input says keys
+  // are already in comparator order.
+  virtual void MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
+                        PinnableSlice* values, Status* statuses, bool sorted_input = false) = 0;
+  std::vector<Status> MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
+                               std::vector<std::string>* values);
+
+  // The merge operands of key, oldest first, in operands[0..*number_of_operands); a base value
+  // counts as the first operand. Incomplete (with *number_of_operands = the count needed) when
+  // more than opts->expected_max_number_of_operands exist.
+  virtual Status GetMergeOperands(const ReadOptions& options, const Slice& key,
+                                  PinnableSlice* operands, GetMergeOperandsOptions* opts,
+                                  int* number_of_operands) = 0;
+
+  virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
+
+  // The DB owns the snapshot; release it with ReleaseSnapshot before closing the DB.
+  virtual const Snapshot* GetSnapshot() = 0;
+  virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
+
+  virtual Status Flush(const FlushOptions& options) = 0;
+  // Compacts the key range [*begin, *end] (null: unbounded) down the levels.
+  virtual Status CompactRange(const CompactRangeOptions& options, const Slice* begin,
+                              const Slice* end) = 0;
+  // Waits until no flush or compaction is pending or running.
+  virtual Status WaitForCompact() = 0;
+  // Makes every write acknowledged so far durable.
+  virtual Status SyncWAL() = 0;
+  // Leaves the read-only state entered after a background or WAL error, if the cause is gone.
+  virtual Status Resume() = 0;
+  // Waits for background work, releases files and the LOCK. Later calls return Aborted.
+  virtual Status Close() = 0;
+
+  // "shale.stats", "shale.num-files-at-level<N>", "shale.cur-size-all-mem-tables", ...
+  virtual bool GetProperty(const Slice& property, std::string* value) = 0;
+};
+
+// Deletes the DB in path and its files. The DB must not be open.
+Status DestroyDB(const std::string& path, const Options& options);
+
+}  // namespace shale

@@ -1,0 +1,107 @@
+// Options for opening a DB, reading and writing. Names follow RocksDB where the concept is the
+// same; defaults are what db_bench uses when a flag is not given.
+//
+// DB::Open validates Options and returns InvalidArgument naming the first bad field.
+// Thread safety: plain values; copied into the DB at Open.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "shale/comparator.h"
+
+namespace shale {
+
+class Cache;
+class FileSystem;
+class MergeOperator;
+class Snapshot;
+class Statistics;
+
+enum class CompressionType : unsigned char {
+  kNoCompression = 0x0,
+  kZSTD = 0x7,  // RocksDB's byte for zstd, so files and flags read the same
+};
+
+// What Open does with a damaged write-ahead log (see RELIABILITY.md).
+enum class WALRecoveryMode : unsigned char {
+  // An incomplete or zeroed last record is dropped; corruption before it fails Open.
+  kTolerateCorruptedTailRecords = 0,
+  // Any corruption fails Open.
+  kAbsoluteConsistency = 1,
+  // Replay stops at the first corruption, leaving a consistent prefix of the history.
+  kPointInTimeRecovery = 2,
+};
+
+struct Options {
+  // ---- Opening ----
+  bool create_if_missing = false;
+  bool error_if_exists = false;
+  // Verify more on open and fail on any inconsistency instead of skipping it.
+  bool paranoid_checks = true;
+  WALRecoveryMode wal_recovery_mode = WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // Recovered WAL data stays in the memtable instead of being flushed at Open.
+  bool avoid_flush_during_recovery = false;
+
+  // ---- Shared services (null: a default is made) ----
+  // Key order. Must outlive the DB. Default: BytewiseComparator().
+  const Comparator* comparator = BytewiseComparator();
+  std::shared_ptr<FileSystem> file_system;  // default FileSystem::Default()
+  std::shared_ptr<Statistics> statistics;   // null: nothing recorded
+  std::shared_ptr<MergeOperator> merge_operator;  // null: Merge is InvalidArgument
+  std::shared_ptr<Cache> block_cache;       // null: an 32 MiB LRU cache
+
+  // ---- Memtables and write path ----
+  // Bytes of memtable before it is switched for a new one and flushed. > 0.
+  size_t write_buffer_size = 64 << 20;
+  // Memtables (mutable + immutable) kept before writes stall. >= 2.
+  int max_write_buffer_number = 2;
+  // A write group stops taking batches past this many bytes.
+  size_t max_write_batch_group_size_bytes = 1 << 20;
+
+  // ---- LSM shape ----
+  int num_levels = 7;  // >= 2
+  int level0_file_num_compaction_trigger = 4;
+  int level0_slowdown_writes_trigger = 20;
+  int level0_stop_writes_trigger = 36;
+  uint64_t target_file_size_base = 64ull << 20;
+  uint64_t max_bytes_for_level_base = 256ull << 20;
+  double max_bytes_for_level_multiplier = 10;
+  int max_background_jobs = 2;
+  int max_open_files = -1;  // -1: unbounded
+
+  // ---- Table format ----
+  CompressionType compression = CompressionType::kNoCompression;
+  size_t block_size = 4096;
+  int block_restart_interval = 16;
+  double bloom_bits_per_key = 10;  // 0: no filter
+  bool use_direct_reads = false;
+  // Open fails instead of falling back to synchronous reads when io_uring is unavailable.
+  bool require_io_uring = false;
+};
+
+struct ReadOptions {
+  // Read as of this snapshot (from this DB's GetSnapshot); null: the latest state.
+  const Snapshot* snapshot = nullptr;
+  bool verify_checksums = true;
+  // Blocks read from files are added to the block cache.
+  bool fill_cache = true;
+  // MultiGet reads blocks with io_uring from coroutines (falls back to synchronous reads).
+  bool async_io = true;
+};
+
+struct WriteOptions {
+  // Return only once the write is durable (WAL fsynced).
+  bool sync = false;
+  // Skip the WAL: the write is lost on any crash. Cannot be combined with sync.
+  bool disableWAL = false;
+};
+
+struct FlushOptions {
+  bool wait = true;
+};
+
+struct CompactRangeOptions {};
+
+}  // namespace shale

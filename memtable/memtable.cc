@@ -1,0 +1,127 @@
+#include "memtable/memtable.h"
+
+#include <cstring>
+#include <string>
+
+#include "shale/pinnable_slice.h"
+#include "src/db/get_context.h"
+#include "src/util/coding.h"
+
+namespace shale {
+namespace {
+
+// The internal key of an entry (or of a memtable lookup key): varint32 length, then bytes.
+// Entries were written by Add, so the varint is trusted.
+inline Slice DecodeLengthPrefixed(const char* p) {
+  uint32_t len;
+  const char* q = GetVarint32Ptr(p, p + kMaxVarint32Length, &len);
+  return Slice(q, len);
+}
+
+}  // namespace
+
+int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
+  Slice ka = DecodeLengthPrefixed(a);
+  Slice kb = DecodeLengthPrefixed(b);
+  if (bytewise) {
+    Slice ua(ka.data(), ka.size() - 8);
+    Slice ub(kb.data(), kb.size() - 8);
+    int r = ua.compare(ub);
+    if (r != 0) return r;
+    uint64_t ta = DecodeFixed64(ka.data() + ka.size() - 8);
+    uint64_t tb = DecodeFixed64(kb.data() + kb.size() - 8);
+    return ta > tb ? -1 : (ta < tb ? +1 : 0);
+  }
+  return comparator->Compare(ka, kb);
+}
+
+MemTable::MemTable(const InternalKeyComparator& comparator)
+    : comparator_(comparator),
+      table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_) {}
+
+void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
+  const uint32_t internal_key_size = static_cast<uint32_t>(key.size() + 8);
+  const size_t encoded_len = VarintLength(internal_key_size) + internal_key_size +
+                             VarintLength(value.size()) + value.size();
+  char* buf = arena_.Allocate(encoded_len);
+  char* p = EncodeVarint32(buf, internal_key_size);
+  if (!key.empty()) std::memcpy(p, key.data(), key.size());
+  p += key.size();
+  EncodeFixed64(p, PackSequenceAndType(seq, type));
+  p += 8;
+  p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
+  if (!value.empty()) std::memcpy(p, value.data(), value.size());
+  assert(p + value.size() == buf + encoded_len);
+  table_.Insert(buf);
+  num_entries_.fetch_add(1, std::memory_order_relaxed);
+  if (type == kTypeDeletion) num_deletes_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void MemTable::PinInto(Cleanable* target) {
+  Ref();
+  target->RegisterCleanup([](void* arg, void*) { static_cast<MemTable*>(arg)->Unref(); }, this,
+                          nullptr);
+}
+
+bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
+  Table::Iterator iter(&table_);
+  iter.Seek(key.memtable_key().data());
+  const Comparator* ucmp = comparator_.user_comparator();
+  const Slice user_key = key.user_key();
+  const Pinner pinner{[](void* arg, Cleanable* target) { static_cast<MemTable*>(arg)->PinInto(target); },
+                      this};
+  bool seen = false;
+  for (; iter.Valid(); iter.Next()) {
+    const char* entry = iter.key();
+    uint32_t key_len;
+    const char* key_ptr = GetVarint32Ptr(entry, entry + kMaxVarint32Length, &key_len);
+    Slice internal_key(key_ptr, key_len);
+    if (!ucmp->Equal(ExtractUserKey(internal_key), user_key)) break;
+    ParsedInternalKey parsed;
+    bool ok = ParseInternalKey(internal_key, &parsed);
+    assert(ok);  // written by Add
+    (void)ok;
+    Slice value = DecodeLengthPrefixed(key_ptr + key_len);
+    seen = true;
+    if (!ctx->SaveValue(parsed, value, pinner)) break;
+  }
+  return seen;
+}
+
+// Iterates the skiplist, presenting entries as (internal key, value).
+// Thread safety: one thread; the memtable must outlive it.
+class MemTableIterator : public InternalIterator {
+ public:
+  explicit MemTableIterator(MemTable::Table* table) : iter_(table) {}
+
+  bool Valid() const override { return iter_.Valid(); }
+  void SeekToFirst() override { iter_.SeekToFirst(); }
+  void SeekToLast() override { iter_.SeekToLast(); }
+  void Seek(const Slice& target) override { iter_.Seek(EncodeTarget(target)); }
+  void SeekForPrev(const Slice& target) override { iter_.SeekForPrev(EncodeTarget(target)); }
+  void Next() override { iter_.Next(); }
+  void Prev() override { iter_.Prev(); }
+  Slice key() const override { return DecodeLengthPrefixed(iter_.key()); }
+  Slice value() const override {
+    Slice k = key();
+    return DecodeLengthPrefixed(k.data() + k.size());
+  }
+  Status status() const override { return Status::OK(); }
+
+ private:
+  const char* EncodeTarget(const Slice& target) {
+    scratch_.clear();
+    PutVarint32(&scratch_, static_cast<uint32_t>(target.size()));
+    scratch_.append(target.data(), target.size());
+    return scratch_.data();
+  }
+
+  MemTable::Table::Iterator iter_;
+  std::string scratch_;
+};
+
+std::unique_ptr<InternalIterator> MemTable::NewIterator() {
+  return std::make_unique<MemTableIterator>(&table_);
+}
+
+}  // namespace shale

@@ -1,0 +1,75 @@
+// MemTable: the in-memory, sorted write buffer in front of the SST files.
+//
+// Entries live in a ConcurrentArena and are indexed by a lock-free SkipList. Entry format:
+//   entry := internal_key_length:varint32 user_key tag:fixed64 value_length:varint32 value
+// (tag = sequence << 8 | type; see src/db/dbformat.h).
+//
+// Ownership: intrusively ref-counted. Whoever holds a reference (the DB's current state, a
+// reader, a PinnableSlice pin) keeps every entry's bytes alive; the last Unref frees it.
+// Thread safety: Add may be called from several threads at once; Get and iterators run
+// concurrently with Adds without locks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "shale/slice.h"
+#include "src/db/dbformat.h"
+#include "src/db/internal_iterator.h"
+#include "memtable/skiplist.h"
+#include "src/util/arena.h"
+
+namespace shale {
+
+class GetContext;
+
+class MemTable {
+ public:
+  explicit MemTable(const InternalKeyComparator& comparator);
+  MemTable(const MemTable&) = delete;
+  MemTable& operator=(const MemTable&) = delete;
+
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Frees the memtable when the last reference goes.
+  void Unref() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // Adds an entry. Thread-safe with concurrent Adds and readers.
+  void Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value);
+
+  // Feeds the entries of key visible at key's sequence, newest first, to ctx until it has its
+  // answer. Returns true if any entry was seen.
+  bool Get(const LookupKey& key, GetContext* ctx);
+
+  // An iterator over internal keys. The memtable must outlive it (hold a Ref).
+  std::unique_ptr<InternalIterator> NewIterator();
+
+  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
+  uint64_t num_deletes() const { return num_deletes_.load(std::memory_order_relaxed); }
+
+  // Registers a cleanup on target that releases a reference taken now.
+  void PinInto(class Cleanable* target);
+
+ private:
+  ~MemTable() = default;
+  friend class MemTableIterator;
+
+  struct KeyComparator {
+    const InternalKeyComparator* comparator;
+    bool bytewise;
+    int operator()(const char* a, const char* b) const;
+  };
+  using Table = SkipList<KeyComparator>;
+
+  std::atomic<int> refs_{0};
+  const InternalKeyComparator comparator_;
+  ConcurrentArena arena_;
+  Table table_;
+  std::atomic<uint64_t> num_entries_{0};
+  std::atomic<uint64_t> num_deletes_{0};
+};
+
+}  // namespace shale

@@ -1,0 +1,245 @@
+// SkipList: an ordered set of keys in an arena, with lock-free readers and concurrent
+// inserters.
+//
+// Keys are `const char*` pointers to entries the caller allocated in the same arena; Cmp is a
+// functor `int operator()(const char* a, const char* b) const`. Keys are never removed; the
+// whole list dies with its arena.
+//
+// Thread safety:
+//   - Insert may run concurrently with other Inserts and with readers (CAS per level).
+//   - Readers (Contains, Iterator) need no lock and see every insert that completed before they
+//     started; an insert racing with them may or may not be seen.
+// Invariants:
+//   1. A node is linked at level i only after it is linked at every level below i, and its own
+//      next pointers are set before it is published (release store / CAS), so a reader that
+//      finds it (acquire load) sees a fully initialized node.
+//   2. Equal keys are not inserted (memtable internal keys are unique by sequence number).
+#pragma once
+
+#include <atomic>
+#include <cassert>
+#include <cstdint>
+#include <new>
+
+#include "src/util/arena.h"
+#include "src/util/random.h"
+
+namespace shale {
+
+template <typename Cmp>
+class SkipList {
+ private:
+  struct Node;
+
+ public:
+  static constexpr int kMaxHeight = 12;
+  static constexpr unsigned kBranching = 4;
+
+  // The arena must outlive the list.
+  SkipList(Cmp cmp, ConcurrentArena* arena);
+  SkipList(const SkipList&) = delete;
+  SkipList& operator=(const SkipList&) = delete;
+
+  // Inserts key (a pointer into the arena). REQUIRES: no equal key present.
+  void Insert(const char* key);
+  bool Contains(const char* key) const;
+
+  // Iterates the list. Holding an Iterator needs the list (and arena) to stay alive.
+  class Iterator {
+   public:
+    explicit Iterator(const SkipList* list) : list_(list) {}
+    bool Valid() const { return node_ != nullptr; }
+    const char* key() const {
+      assert(Valid());
+      return node_->key;
+    }
+    void Next() {
+      assert(Valid());
+      node_ = node_->Next(0);
+    }
+    // O(log n): the last node before the current one.
+    void Prev() {
+      assert(Valid());
+      node_ = list_->FindLessThan(node_->key);
+      if (node_ == list_->head_) node_ = nullptr;
+    }
+    // First key >= target.
+    void Seek(const char* target) { node_ = list_->FindGreaterOrEqual(target, nullptr); }
+    // Last key <= target.
+    void SeekForPrev(const char* target) {
+      Seek(target);
+      if (!Valid()) {
+        SeekToLast();
+      } else if (list_->cmp_(node_->key, target) > 0) {
+        Prev();
+      }
+    }
+    void SeekToFirst() { node_ = list_->head_->Next(0); }
+    void SeekToLast() {
+      node_ = list_->FindLast();
+      if (node_ == list_->head_) node_ = nullptr;
+    }
+
+   private:
+    const SkipList* list_;
+    const Node* node_ = nullptr;
+  };
+
+ private:
+  struct Node {
+    const char* key;
+    // next_[0] is the bottom level; the array really has `height` entries (allocated inline).
+    std::atomic<Node*> next_[1];
+
+    Node* Next(int level) const { return next_[level].load(std::memory_order_acquire); }
+    void SetNextRelaxed(int level, Node* n) { next_[level].store(n, std::memory_order_relaxed); }
+    bool CasNext(int level, Node* expected, Node* n) {
+      return next_[level].compare_exchange_strong(expected, n, std::memory_order_release,
+                                                  std::memory_order_relaxed);
+    }
+  };
+
+  Node* NewNode(const char* key, int height);
+  int RandomHeight();
+  int GetMaxHeight() const { return max_height_.load(std::memory_order_relaxed); }
+  // The first node >= key; fills prev[level] with the last node < key at each level if given.
+  Node* FindGreaterOrEqual(const char* key, Node** prev) const;
+  Node* FindLessThan(const char* key) const;
+  Node* FindLast() const;
+  // Starting at before (< key), finds the pair (prev < key <= next) at level.
+  void FindSpliceForLevel(const char* key, Node* before, int level, Node** out_prev,
+                          Node** out_next) const;
+
+  Cmp const cmp_;
+  ConcurrentArena* const arena_;
+  Node* const head_;
+  std::atomic<int> max_height_{1};
+};
+
+template <typename Cmp>
+SkipList<Cmp>::SkipList(Cmp cmp, ConcurrentArena* arena)
+    : cmp_(cmp), arena_(arena), head_(NewNode(nullptr, kMaxHeight)) {
+  for (int i = 0; i < kMaxHeight; i++) head_->SetNextRelaxed(i, nullptr);
+}
+
+template <typename Cmp>
+typename SkipList<Cmp>::Node* SkipList<Cmp>::NewNode(const char* key, int height) {
+  size_t bytes = sizeof(Node) + sizeof(std::atomic<Node*>) * (height - 1);
+  char* mem = arena_->AllocateAligned(bytes);
+  Node* n = new (mem) Node;
+  n->key = key;
+  // Levels 1..height-1 live past the declared array; construct them in place.
+  for (int i = 1; i < height; i++) new (&n->next_[i]) std::atomic<Node*>(nullptr);
+  return n;
+}
+
+template <typename Cmp>
+int SkipList<Cmp>::RandomHeight() {
+  thread_local Random rnd(reinterpret_cast<uintptr_t>(&rnd) ^ 0x5eed);
+  int height = 1;
+  while (height < kMaxHeight && rnd.OneIn(kBranching)) height++;
+  return height;
+}
+
+template <typename Cmp>
+typename SkipList<Cmp>::Node* SkipList<Cmp>::FindGreaterOrEqual(const char* key,
+                                                                Node** prev) const {
+  Node* x = head_;
+  int level = GetMaxHeight() - 1;
+  Node* last_bigger = nullptr;
+  while (true) {
+    Node* next = x->Next(level);
+    if (next != nullptr && next != last_bigger) __builtin_prefetch(next->Next(level));
+    if (next != nullptr && next != last_bigger && cmp_(next->key, key) < 0) {
+      x = next;
+    } else {
+      if (prev != nullptr) prev[level] = x;
+      if (level == 0) return next;
+      last_bigger = next;
+      level--;
+    }
+  }
+}
+
+template <typename Cmp>
+typename SkipList<Cmp>::Node* SkipList<Cmp>::FindLessThan(const char* key) const {
+  Node* x = head_;
+  int level = GetMaxHeight() - 1;
+  while (true) {
+    Node* next = x->Next(level);
+    if (next != nullptr && cmp_(next->key, key) < 0) {
+      x = next;
+    } else {
+      if (level == 0) return x;
+      level--;
+    }
+  }
+}
+
+template <typename Cmp>
+typename SkipList<Cmp>::Node* SkipList<Cmp>::FindLast() const {
+  Node* x = head_;
+  int level = GetMaxHeight() - 1;
+  while (true) {
+    Node* next = x->Next(level);
+    if (next != nullptr) {
+      x = next;
+    } else {
+      if (level == 0) return x;
+      level--;
+    }
+  }
+}
+
+template <typename Cmp>
+void SkipList<Cmp>::FindSpliceForLevel(const char* key, Node* before, int level, Node** out_prev,
+                                       Node** out_next) const {
+  while (true) {
+    Node* next = before->Next(level);
+    if (next == nullptr || cmp_(next->key, key) >= 0) {
+      *out_prev = before;
+      *out_next = next;
+      return;
+    }
+    before = next;
+  }
+}
+
+template <typename Cmp>
+void SkipList<Cmp>::Insert(const char* key) {
+  const int height = RandomHeight();
+  int max_height = GetMaxHeight();
+  while (height > max_height) {
+    if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
+      max_height = height;
+      break;
+    }
+  }
+  // prev[i] < key <= next[i] at every level, found top-down.
+  Node* prev[kMaxHeight];
+  Node* next[kMaxHeight];
+  Node* before = head_;
+  for (int level = max_height - 1; level >= 0; level--) {
+    FindSpliceForLevel(key, before, level, &prev[level], &next[level]);
+    before = prev[level];
+  }
+  assert(next[0] == nullptr || cmp_(next[0]->key, key) != 0);
+
+  Node* x = NewNode(key, height);
+  for (int level = 0; level < height; level++) {
+    while (true) {
+      x->SetNextRelaxed(level, next[level]);
+      if (prev[level]->CasNext(level, next[level], x)) break;
+      // Another inserter changed prev[level]->next; the splice moved forward from prev.
+      FindSpliceForLevel(key, prev[level], level, &prev[level], &next[level]);
+    }
+  }
+}
+
+template <typename Cmp>
+bool SkipList<Cmp>::Contains(const char* key) const {
+  Node* x = FindGreaterOrEqual(key, nullptr);
+  return x != nullptr && cmp_(key, x->key) == 0;
+}
+
+}  // namespace shale

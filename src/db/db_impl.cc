@@ -1,0 +1,427 @@
+#include "src/db/db_impl.h"
+
+#include <charconv>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "memtable/memtable.h"
+#include "src/db/db_iter.h"
+#include "src/db/get_context.h"
+#include "src/db/write_batch_internal.h"
+
+namespace shale {
+namespace {
+
+uint64_t NowMicros() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+// A snapshot: a sequence number and the DB it belongs to. Owned by DBImpl::snapshots_.
+class DBImpl::SnapshotImpl final : public Snapshot {
+ public:
+  SnapshotImpl(const DBImpl* owner, SequenceNumber seq) : owner_(owner), seq_(seq) {}
+  SequenceNumber GetSequenceNumber() const override { return seq_; }
+  const DBImpl* owner() const { return owner_; }
+
+  std::list<std::unique_ptr<SnapshotImpl>>::iterator position;
+
+ private:
+  const DBImpl* const owner_;
+  const SequenceNumber seq_;
+};
+
+DBImpl::DBImpl(const Options& options, std::string dbname)
+    : dbname_(std::move(dbname)),
+      options_(options),
+      fs_(options.file_system ? options.file_system : FileSystem::Default()),
+      stats_(options.statistics.get()),
+      icmp_(options.comparator),
+      write_thread_(options.max_write_batch_group_size_bytes) {}
+
+DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
+
+Status DBImpl::CheckOpen() const {
+  if (closed_.load(std::memory_order_relaxed)) return Status::Aborted("DB is closed");
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------- writes
+
+Status DBImpl::Put(const WriteOptions& options, const Slice& key, const Slice& value) {
+  WriteBatch batch;
+  Status s = batch.Put(key, value);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
+}
+
+Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
+  WriteBatch batch;
+  Status s = batch.Delete(key);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
+}
+
+Status DBImpl::Merge(const WriteOptions& options, const Slice& key, const Slice& operand) {
+  if (!options_.merge_operator) return Status::InvalidArgument("Merge requires a merge_operator");
+  WriteBatch batch;
+  Status s = batch.Merge(key, operand);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
+}
+
+Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
+  if (batch == nullptr) return Status::InvalidArgument("null WriteBatch");
+  if (!options_.merge_operator) {
+    // A batch with a Merge record needs an operator, like DB::Merge.
+    class MergeFinder : public WriteBatch::Handler {
+     public:
+      Status Put(const Slice&, const Slice&) override { return Status::OK(); }
+      Status Delete(const Slice&) override { return Status::OK(); }
+      Status Merge(const Slice&, const Slice&) override {
+        return Status::InvalidArgument("Merge requires a merge_operator");
+      }
+    } finder;
+    Status s = batch->Iterate(&finder);
+    if (!s.ok()) return s;
+  }
+  return WriteImpl(options, batch);
+}
+
+void DBImpl::BuildGroupRecord(const WriteThread::Group& group, SequenceNumber first_seq,
+                              std::string* record) const {
+  record->clear();
+  record->reserve(WriteBatchInternal::kHeader + group.total_bytes);
+  record->resize(WriteBatchInternal::kHeader);
+  EncodeFixed64(record->data(), first_seq);
+  EncodeFixed32(record->data() + 8, static_cast<uint32_t>(group.total_count));
+  for (const WriteThread::Writer* w : group.members) {
+    Slice contents = WriteBatchInternal::Contents(w->batch);
+    record->append(contents.data() + WriteBatchInternal::kHeader,
+                   contents.size() - WriteBatchInternal::kHeader);
+  }
+}
+
+Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  if (options.sync && options.disableWAL) {
+    return Status::InvalidArgument("sync and disableWAL cannot be combined");
+  }
+  if (batch->Count() == 0) return Status::OK();
+  const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
+
+  WriteThread::Writer w(options, batch, write_thread_.mutex());
+  if (!write_thread_.JoinBatchGroup(&w)) {
+    if (stats_ != nullptr) {
+      stats_->recordTick(WRITE_DONE_BY_OTHER);
+      stats_->recordInHistogram(DB_WRITE, NowMicros() - start_us);
+    }
+    return w.status;
+  }
+
+  // This thread leads a group: nobody else writes the WAL or allocates sequences until
+  // ExitAsBatchGroupLeader.
+  WriteThread::Group group;
+  write_thread_.BuildBatchGroup(&w, &group);
+  if (read_only_.load(std::memory_order_acquire)) {
+    MutexLock l(&mutex_);
+    s = Status::IOError("DB is read-only after an earlier error; call Resume()",
+                        bg_error_.ToString());
+  }
+  const SequenceNumber first_seq = last_allocated_sequence_ + 1;
+  const SequenceNumber last_seq = last_allocated_sequence_ + group.total_count;
+  if (s.ok() && last_seq > kMaxSequenceNumber) s = Status::IOError("sequence numbers exhausted");
+
+  if (s.ok() && !group.disable_wal) {
+    std::string record;
+    BuildGroupRecord(group, first_seq, &record);
+    s = log_->AddRecord(record);
+    if (s.ok() && group.need_sync) {
+      const uint64_t sync_start = stats_ != nullptr ? NowMicros() : 0;
+      s = log_->Sync();
+      if (stats_ != nullptr) {
+        stats_->recordTick(WAL_FILE_SYNCED);
+        stats_->recordInHistogram(WAL_FILE_SYNC_MICROS, NowMicros() - sync_start);
+      }
+    }
+    if (!s.ok()) {
+      // The record may or may not be in the log: never reuse its sequence numbers, and stop
+      // accepting writes until Resume() starts a fresh log.
+      last_allocated_sequence_ = last_seq;
+      SetBackgroundError(s);
+    } else if (stats_ != nullptr) {
+      stats_->recordTick(WAL_FILE_BYTES, record.size());
+      stats_->recordTick(WRITE_WITH_WAL, group.members.size());
+    }
+  }
+
+  if (s.ok()) {
+    SequenceNumber seq = first_seq;
+    for (const WriteThread::Writer* m : group.members) {
+      Status ins = WriteBatchInternal::InsertInto(m->batch, seq, mem_);
+      assert(ins.ok());  // batches built through the API are well formed
+      ins.PermitUncheckedError();
+      seq += m->batch->Count();
+    }
+    last_allocated_sequence_ = last_seq;
+    last_sequence_.store(last_seq, std::memory_order_release);
+    if (stats_ != nullptr) {
+      stats_->recordTick(NUMBER_KEYS_WRITTEN, group.total_count);
+      stats_->recordTick(BYTES_WRITTEN, group.total_bytes);
+      stats_->recordTick(WRITE_DONE_BY_SELF);
+      stats_->recordInHistogram(WRITE_GROUP_SIZE, group.members.size());
+    }
+  }
+  write_thread_.ExitAsBatchGroupLeader(group, s);
+  if (stats_ != nullptr) stats_->recordInHistogram(DB_WRITE, NowMicros() - start_us);
+  return s;
+}
+
+void DBImpl::SetBackgroundError(const Status& s) {
+  MutexLock l(&mutex_);
+  if (bg_error_.ok()) bg_error_ = s;
+  read_only_.store(true, std::memory_order_release);
+}
+
+template <typename Fn>
+Status DBImpl::WithWritesStopped(Fn&& fn) {
+  WriteThread::Writer w(WriteOptions(), nullptr, write_thread_.mutex(), /*exclusive=*/true);
+  bool leader = write_thread_.JoinBatchGroup(&w);
+  assert(leader);  // an exclusive writer is never taken into another group
+  (void)leader;
+  WriteThread::Group group;
+  write_thread_.BuildBatchGroup(&w, &group);
+  Status s = fn();
+  write_thread_.ExitAsBatchGroupLeader(group, s);
+  return s;
+}
+
+Status DBImpl::SyncWAL() {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  return WithWritesStopped([this]() -> Status {
+    if (read_only_.load()) {
+      MutexLock l(&mutex_);
+      return Status::IOError("DB is read-only after an earlier error", bg_error_.ToString());
+    }
+    Status r = log_->Sync();
+    if (!r.ok()) {
+      SetBackgroundError(r);
+    } else if (stats_ != nullptr) {
+      stats_->recordTick(WAL_FILE_SYNCED);
+    }
+    return r;
+  });
+}
+
+Status DBImpl::Resume() {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  return WithWritesStopped([this]() -> Status {
+    if (!read_only_.load()) return Status::OK();
+    // The old log may end in a partial record; later writes go to a fresh one, replayed after
+    // it at recovery.
+    Status r = CreateLog(log_number_ + 1);
+    if (!r.ok()) return r;
+    MutexLock l(&mutex_);
+    bg_error_ = Status::OK();
+    read_only_.store(false, std::memory_order_release);
+    return Status::OK();
+  });
+}
+
+// ---------------------------------------------------------------- reads
+
+Status DBImpl::ReadSequence(const ReadOptions& options, SequenceNumber* seq) const {
+  if (options.snapshot == nullptr) {
+    *seq = last_sequence_.load(std::memory_order_acquire);
+    return Status::OK();
+  }
+  auto* snap = dynamic_cast<const SnapshotImpl*>(options.snapshot);
+  if (snap == nullptr || snap->owner() != this) {
+    return Status::InvalidArgument("snapshot does not belong to this DB");
+  }
+  *seq = snap->GetSequenceNumber();
+  return Status::OK();
+}
+
+Status DBImpl::Get(const ReadOptions& options, const Slice& key, PinnableSlice* value) {
+  value->Reset();
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  SequenceNumber seq;
+  s = ReadSequence(options, &seq);
+  if (!s.ok()) return s;
+  return GetImpl(seq, key, value);
+}
+
+Status DBImpl::GetImpl(SequenceNumber seq, const Slice& key, PinnableSlice* value) {
+  const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
+  LookupKey lkey(key, seq);
+  GetContext ctx(options_.merge_operator.get(), stats_, key, value);
+  bool seen = mem_->Get(lkey, &ctx);
+  ctx.Finish();
+  Status s = ctx.status();
+  if (stats_ != nullptr) {
+    stats_->recordTick(seen ? MEMTABLE_HIT : MEMTABLE_MISS);
+    stats_->recordTick(NUMBER_KEYS_READ);
+    if (s.ok()) stats_->recordTick(BYTES_READ, value->size());
+    stats_->recordInHistogram(DB_GET, NowMicros() - start_us);
+  }
+  return s;
+}
+
+void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
+                      PinnableSlice* values, Status* statuses, bool /*sorted_input*/) {
+  for (size_t i = 0; i < n; i++) values[i].Reset();
+  Status s = CheckOpen();
+  SequenceNumber seq = 0;
+  if (s.ok()) s = ReadSequence(options, &seq);
+  // Every key is read at the same sequence, so the batch sees one consistent state.
+  for (size_t i = 0; i < n; i++) statuses[i] = s.ok() ? GetImpl(seq, keys[i], &values[i]) : s;
+  if (stats_ != nullptr) {
+    stats_->recordTick(NUMBER_MULTIGET_CALLS);
+    stats_->recordTick(NUMBER_MULTIGET_KEYS_READ, n);
+  }
+}
+
+Status DBImpl::GetMergeOperands(const ReadOptions&, const Slice&, PinnableSlice*,
+                                GetMergeOperandsOptions*, int* number_of_operands) {
+  if (number_of_operands != nullptr) *number_of_operands = 0;
+  return Status::NotSupported("GetMergeOperands is not available yet");
+}
+
+std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
+  SequenceNumber seq = 0;
+  Status s = CheckOpen();
+  if (s.ok()) s = ReadSequence(options, &seq);
+  if (!s.ok()) return NewErrorIterator(s);
+  mem_->Ref();
+  auto iter = NewDBIterator(options_.comparator, options_.merge_operator.get(), stats_,
+                            mem_->NewIterator(), seq);
+  iter->RegisterCleanup([](void* m, void*) { static_cast<MemTable*>(m)->Unref(); }, mem_,
+                        nullptr);
+  return iter;
+}
+
+// ---------------------------------------------------------------- snapshots
+
+const Snapshot* DBImpl::GetSnapshot() {
+  if (!CheckOpen().ok()) return nullptr;
+  MutexLock l(&mutex_);
+  auto snap =
+      std::make_unique<SnapshotImpl>(this, last_sequence_.load(std::memory_order_acquire));
+  SnapshotImpl* raw = snap.get();
+  snapshots_.push_back(std::move(snap));
+  raw->position = std::prev(snapshots_.end());
+  return raw;
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  auto* snap = dynamic_cast<const SnapshotImpl*>(snapshot);
+  if (snap == nullptr || snap->owner() != this) return;  // not ours: nothing to release
+  MutexLock l(&mutex_);
+  snapshots_.erase(snap->position);
+}
+
+// ---------------------------------------------------------------- later layers
+
+Status DBImpl::Flush(const FlushOptions&) {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  return Status::NotSupported("Flush needs table files, which this build does not write yet");
+}
+
+Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice*, const Slice*) {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  return Status::NotSupported("CompactRange needs table files, which this build does not write");
+}
+
+Status DBImpl::WaitForCompact() {
+  // No background work exists yet, so there is never anything to wait for.
+  return CheckOpen();
+}
+
+// ---------------------------------------------------------------- properties, close
+
+bool DBImpl::GetProperty(const Slice& property, std::string* value) {
+  value->clear();
+  if (!CheckOpen().ok()) return false;
+  std::string_view p = property.ToStringView();
+  if (p == "shale.cur-size-all-mem-tables" || p == "shale.cur-size-active-mem-table") {
+    *value = std::to_string(mem_->ApproximateMemoryUsage());
+  } else if (p == "shale.num-entries-active-mem-table") {
+    *value = std::to_string(mem_->num_entries());
+  } else if (p == "shale.num-deletes-active-mem-table") {
+    *value = std::to_string(mem_->num_deletes());
+  } else if (p == "shale.latest-sequence-number") {
+    *value = std::to_string(last_sequence_.load());
+  } else if (p == "shale.num-snapshots") {
+    MutexLock l(&mutex_);
+    *value = std::to_string(snapshots_.size());
+  } else if (p.starts_with("shale.num-files-at-level")) {
+    int level = 0;
+    std::string_view n = p.substr(std::string_view("shale.num-files-at-level").size());
+    auto [ptr, ec] = std::from_chars(n.data(), n.data() + n.size(), level);
+    if (ec != std::errc() || ptr != n.data() + n.size() || level < 0 ||
+        level >= options_.num_levels) {
+      return false;
+    }
+    *value = "0";
+  } else if (p == "shale.background-errors") {
+    MutexLock l(&mutex_);
+    *value = bg_error_.ok() ? "0" : "1";
+  } else if (p == "shale.stats") {
+    MutexLock l(&mutex_);
+    *value = fmt::format(
+        "** DB Stats **\nLatest sequence: {}\nMemtable: {} entries, {} bytes\nWAL: {:06}.log, "
+        "{} bytes\nSnapshots: {}\nBackground error: {}\n",
+        last_sequence_.load(), mem_->num_entries(), mem_->ApproximateMemoryUsage(), log_number_,
+        log_ ? log_->FileSize() : 0, snapshots_.size(), bg_error_.ToString());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Status DBImpl::Close() {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  {
+    MutexLock l(&mutex_);
+    if (!snapshots_.empty()) {
+      return Status::Aborted("cannot close a DB with unreleased snapshots");
+    }
+  }
+  return CloseImpl();
+}
+
+// Idempotent: also releases what a failed Open had taken.
+Status DBImpl::CloseImpl() {
+  closed_.store(true);
+  Status s;
+  if (log_ != nullptr) {
+    s = log_->Close();
+    log_.reset();
+  }
+  if (mem_ != nullptr) {
+    mem_->Unref();
+    mem_ = nullptr;
+  }
+  {
+    MutexLock l(&mutex_);
+    snapshots_.clear();
+  }
+  db_dir_.reset();
+  db_lock_.reset();
+  return s;
+}
+
+}  // namespace shale

@@ -1,0 +1,240 @@
+#include "src/db/db_iter.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "src/db/dbformat.h"
+#include "src/db/merge_helper.h"
+
+namespace shale {
+namespace {
+
+class DBIter final : public Iterator {
+ public:
+  DBIter(const Comparator* ucmp, const MergeOperator* merge_operator, Statistics* stats,
+         std::unique_ptr<InternalIterator> iter, SequenceNumber sequence)
+      : ucmp_(ucmp),
+        merge_operator_(merge_operator),
+        stats_(stats),
+        iter_(std::move(iter)),
+        sequence_(sequence) {}
+
+  bool Valid() const override { return valid_; }
+  Slice key() const override { return Slice(key_); }
+  Slice value() const override { return value_; }
+  Status status() const override { return status_.ok() ? iter_->status() : status_; }
+
+  void SeekToFirst() override {
+    Reset();
+    iter_->SeekToFirst();
+    FindNextUserEntry(false, Slice());
+  }
+  void Seek(const Slice& target) override {
+    Reset();
+    SeekInternal(target, sequence_);
+    FindNextUserEntry(false, Slice());
+  }
+  void Next() override {
+    assert(valid_);
+    std::string skip = key_;
+    FindNextUserEntry(true, Slice(skip));
+  }
+  void SeekToLast() override {
+    Reset();
+    iter_->SeekToLast();
+    BackwardResolve();
+  }
+  void SeekForPrev(const Slice& target) override {
+    Reset();
+    // The oldest possible entry of target: everything <= it belongs to keys <= target.
+    lookup_.clear();
+    AppendInternalKey(&lookup_, target, 0, kTypeDeletion);
+    iter_->SeekForPrev(lookup_);
+    BackwardResolve();
+  }
+  void Prev() override {
+    assert(valid_);
+    std::string current = key_;
+    SeekInternal(current, kMaxSequenceNumber);  // first entry of the current key
+    if (iter_->Valid()) {
+      iter_->Prev();
+    } else {
+      iter_->SeekToLast();
+    }
+    BackwardResolve();
+  }
+
+ private:
+  void Reset() {
+    valid_ = false;
+    status_ = Status::OK();
+  }
+
+  void SeekInternal(const Slice& user_key, SequenceNumber seq) {
+    lookup_.clear();
+    AppendInternalKey(&lookup_, user_key, seq, kValueTypeForSeek);
+    iter_->Seek(lookup_);
+  }
+
+  bool Parse(ParsedInternalKey* ikey) {
+    if (!ParseInternalKey(iter_->key(), ikey)) {
+      status_ = Status::Corruption("malformed internal key in iterator");
+      valid_ = false;
+      return false;
+    }
+    return true;
+  }
+
+  // Moves forward to the first visible, live user key (> skip when skipping).
+  void FindNextUserEntry(bool skipping, Slice skip) {
+    std::string skip_storage;
+    valid_ = false;
+    for (; iter_->Valid(); iter_->Next()) {
+      ParsedInternalKey ikey;
+      if (!Parse(&ikey)) return;
+      if (ikey.sequence > sequence_) continue;
+      if (skipping && ucmp_->Compare(ikey.user_key, skip) <= 0) continue;
+      switch (ikey.type) {
+        case kTypeDeletion:
+          skip_storage.assign(ikey.user_key.data(), ikey.user_key.size());
+          skip = Slice(skip_storage);
+          skipping = true;
+          break;
+        case kTypeValue:
+          key_.assign(ikey.user_key.data(), ikey.user_key.size());
+          value_ = iter_->value();
+          valid_ = true;
+          return;
+        case kTypeMerge:
+          key_.assign(ikey.user_key.data(), ikey.user_key.size());
+          valid_ = MergeFromCurrent();
+          return;
+      }
+    }
+  }
+
+  // The internal iterator is at a visible Merge entry of key_: collects operands down to a
+  // base value, a deletion or the end, and merges. false (status_ set) if the merge fails.
+  bool MergeFromCurrent() {
+    if (merge_operator_ == nullptr) {
+      status_ = Status::InvalidArgument("merge operand found but no merge_operator set");
+      return false;
+    }
+    std::vector<std::string> operands;  // newest first
+    operands.emplace_back(iter_->value().ToStringView());
+    std::string base;
+    bool has_base = false;
+    for (iter_->Next(); iter_->Valid(); iter_->Next()) {
+      ParsedInternalKey ikey;
+      if (!Parse(&ikey)) return false;
+      if (!ucmp_->Equal(ikey.user_key, key_)) break;
+      if (ikey.type == kTypeMerge) {
+        operands.emplace_back(iter_->value().ToStringView());
+        continue;
+      }
+      if (ikey.type == kTypeValue) {
+        base.assign(iter_->value().data(), iter_->value().size());
+        has_base = true;
+      }
+      break;  // a value or a deletion ends the chain
+    }
+    std::reverse(operands.begin(), operands.end());
+    std::vector<Slice> slices(operands.begin(), operands.end());
+    Slice base_slice(base);
+    status_ = FullMerge(merge_operator_, key_, has_base ? &base_slice : nullptr, slices,
+                        &saved_value_, stats_);
+    if (!status_.ok()) return false;
+    value_ = Slice(saved_value_);
+    return true;
+  }
+
+  // Resolves user_key at the read sequence. true: key_/value_ hold its live value.
+  bool ResolveKey(const std::string& user_key) {
+    SeekInternal(user_key, sequence_);
+    if (!iter_->Valid()) return false;
+    ParsedInternalKey ikey;
+    if (!Parse(&ikey)) return false;
+    if (!ucmp_->Equal(ikey.user_key, user_key)) return false;
+    switch (ikey.type) {
+      case kTypeDeletion:
+        return false;
+      case kTypeValue:
+        key_ = user_key;
+        value_ = iter_->value();
+        return true;
+      case kTypeMerge:
+        key_ = user_key;
+        return MergeFromCurrent();
+    }
+    return false;
+  }
+
+  // From the current internal position, walks back to the nearest user key with a live value.
+  void BackwardResolve() {
+    valid_ = false;
+    while (iter_->Valid()) {
+      ParsedInternalKey ikey;
+      if (!Parse(&ikey)) return;
+      std::string user_key(ikey.user_key.data(), ikey.user_key.size());
+      if (ResolveKey(user_key)) {
+        valid_ = true;
+        return;
+      }
+      if (!status_.ok()) return;
+      SeekInternal(user_key, kMaxSequenceNumber);
+      if (iter_->Valid()) {
+        iter_->Prev();
+      } else {
+        iter_->SeekToLast();
+      }
+    }
+  }
+
+  const Comparator* const ucmp_;
+  const MergeOperator* const merge_operator_;
+  Statistics* const stats_;
+  const std::unique_ptr<InternalIterator> iter_;
+  const SequenceNumber sequence_;
+
+  bool valid_ = false;
+  Status status_;
+  std::string key_;
+  Slice value_;
+  std::string saved_value_;  // merge results
+  std::string lookup_;       // seek target scratch
+};
+
+class ErrorIterator final : public Iterator {
+ public:
+  explicit ErrorIterator(Status status) : status_(std::move(status)) {}
+  bool Valid() const override { return false; }
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(const Slice&) override {}
+  void SeekForPrev(const Slice&) override {}
+  void Next() override { assert(false); }
+  void Prev() override { assert(false); }
+  Slice key() const override { return Slice(); }
+  Slice value() const override { return Slice(); }
+  Status status() const override { return status_; }
+
+ private:
+  const Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
+                                        const MergeOperator* merge_operator, Statistics* stats,
+                                        std::unique_ptr<InternalIterator> internal,
+                                        SequenceNumber sequence) {
+  return std::make_unique<DBIter>(user_comparator, merge_operator, stats, std::move(internal),
+                                  sequence);
+}
+
+std::unique_ptr<Iterator> NewErrorIterator(const Status& status) {
+  return std::make_unique<ErrorIterator>(status);
+}
+
+}  // namespace shale

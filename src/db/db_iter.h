@@ -1,0 +1,31 @@
+// DBIter: the user-visible Iterator over an InternalIterator. It hides entries newer than the
+// read sequence, drops deleted keys, resolves merge operands, and shows each user key once.
+//
+// Forward steps walk the internal iterator; backward steps re-seek to the previous user key
+// and resolve it forward (two seeks per Prev), which keeps one resolution routine for both
+// directions.
+// Thread safety: one thread at a time. Ownership: owns the internal iterator; the caller keeps
+// what that iterator reads alive (cleanups registered on the returned Iterator).
+#pragma once
+
+#include <memory>
+
+#include "shale/comparator.h"
+#include "shale/iterator.h"
+#include "shale/merge_operator.h"
+#include "shale/snapshot.h"
+#include "src/db/internal_iterator.h"
+
+namespace shale {
+
+class Statistics;
+
+std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
+                                        const MergeOperator* merge_operator, Statistics* stats,
+                                        std::unique_ptr<InternalIterator> internal,
+                                        SequenceNumber sequence);
+
+// An iterator that is never valid and reports status.
+std::unique_ptr<Iterator> NewErrorIterator(const Status& status);
+
+}  // namespace shale

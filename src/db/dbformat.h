@@ -1,0 +1,128 @@
+// Internal keys: how user keys carry their sequence number and operation type.
+//
+// Format:
+//   internal_key := user_key tag:fixed64      tag := sequence << 8 | value_type
+// Order (InternalKeyComparator): user key ascending (by the user comparator), then tag
+// descending, so the newest version of a key comes first.
+// Thread safety: pure functions and immutable comparators.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <string>
+
+#include "shale/comparator.h"
+#include "shale/slice.h"
+#include "shale/snapshot.h"
+#include "src/util/coding.h"
+
+namespace shale {
+
+// Stored in a byte; values are part of the WAL, memtable and SST formats. Never renumber.
+enum ValueType : uint8_t {
+  kTypeDeletion = 0x0,
+  kTypeValue = 0x1,
+  kTypeMerge = 0x2,
+  // 0x3.. reserved (range deletion).
+};
+// The largest type: a lookup key with it sorts before every entry with the same sequence.
+constexpr ValueType kValueTypeForSeek = kTypeMerge;
+inline bool IsKnownValueType(uint8_t t) { return t <= kTypeMerge; }
+
+// Sequence numbers use the top 56 bits of the tag.
+constexpr SequenceNumber kMaxSequenceNumber = (uint64_t{1} << 56) - 1;
+
+inline uint64_t PackSequenceAndType(SequenceNumber seq, ValueType t) {
+  assert(seq <= kMaxSequenceNumber);
+  return (seq << 8) | t;
+}
+
+struct ParsedInternalKey {
+  Slice user_key;
+  SequenceNumber sequence = 0;
+  ValueType type = kTypeValue;
+};
+
+inline void AppendInternalKey(std::string* dst, const Slice& user_key, SequenceNumber seq,
+                              ValueType t) {
+  dst->append(user_key.data(), user_key.size());
+  PutFixed64(dst, PackSequenceAndType(seq, t));
+}
+
+// False if the key is shorter than a tag or has an unknown type.
+inline bool ParseInternalKey(const Slice& internal_key, ParsedInternalKey* result) {
+  if (internal_key.size() < 8) return false;
+  uint64_t tag = DecodeFixed64(internal_key.data() + internal_key.size() - 8);
+  uint8_t t = static_cast<uint8_t>(tag & 0xff);
+  if (!IsKnownValueType(t)) return false;
+  result->user_key = Slice(internal_key.data(), internal_key.size() - 8);
+  result->sequence = tag >> 8;
+  result->type = static_cast<ValueType>(t);
+  return true;
+}
+
+inline Slice ExtractUserKey(const Slice& internal_key) {
+  assert(internal_key.size() >= 8);
+  return Slice(internal_key.data(), internal_key.size() - 8);
+}
+inline uint64_t ExtractTag(const Slice& internal_key) {
+  assert(internal_key.size() >= 8);
+  return DecodeFixed64(internal_key.data() + internal_key.size() - 8);
+}
+
+// Orders internal keys; wraps the user comparator. Immutable, shareable.
+class InternalKeyComparator {
+ public:
+  explicit InternalKeyComparator(const Comparator* user) : user_(user) {}
+  int Compare(const Slice& a, const Slice& b) const {
+    int r = user_->Compare(ExtractUserKey(a), ExtractUserKey(b));
+    if (r != 0) return r;
+    uint64_t ta = ExtractTag(a);
+    uint64_t tb = ExtractTag(b);
+    return ta > tb ? -1 : (ta < tb ? +1 : 0);
+  }
+  const Comparator* user_comparator() const { return user_; }
+
+ private:
+  const Comparator* user_;
+};
+
+// A key to look up in a memtable: user_key at sequence, in both the memtable's entry-prefix
+// form and as an internal key.
+//   memtable_key := internal_key_length:varint32 internal_key
+// Thread safety: a value; not shareable while being built.
+class LookupKey {
+ public:
+  LookupKey(const Slice& user_key, SequenceNumber sequence);
+  LookupKey(const LookupKey&) = delete;
+  LookupKey& operator=(const LookupKey&) = delete;
+
+  Slice memtable_key() const { return Slice(start_, end_ - start_); }
+  Slice internal_key() const { return Slice(kstart_, end_ - kstart_); }
+  Slice user_key() const { return Slice(kstart_, end_ - kstart_ - 8); }
+
+ private:
+  const char* start_;
+  const char* kstart_;
+  const char* end_;
+  std::string heap_;   // used when the key does not fit in space_
+  char space_[200];
+};
+
+inline LookupKey::LookupKey(const Slice& user_key, SequenceNumber sequence) {
+  size_t needed = user_key.size() + 8 + kMaxVarint32Length;
+  char* dst = space_;
+  if (needed > sizeof(space_)) {
+    heap_.resize(needed);
+    dst = heap_.data();
+  }
+  start_ = dst;
+  dst = EncodeVarint32(dst, static_cast<uint32_t>(user_key.size() + 8));
+  kstart_ = dst;
+  if (!user_key.empty()) std::memcpy(dst, user_key.data(), user_key.size());
+  dst += user_key.size();
+  EncodeFixed64(dst, PackSequenceAndType(sequence, kValueTypeForSeek));
+  end_ = dst + 8;
+}
+
+}  // namespace shale

@@ -1,0 +1,73 @@
+#include "src/db/filename.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace shale {
+namespace {
+
+std::string Numbered(const std::string& dbname, uint64_t number, const char* suffix) {
+  return fmt::format("{}/{:06}.{}", dbname, number, suffix);
+}
+
+// Parses all of s as a decimal number.
+bool ParseNumber(std::string_view s, uint64_t* number) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *number);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+std::string LockFileName(const std::string& dbname) { return dbname + "/LOCK"; }
+std::string IdentityFileName(const std::string& dbname) { return dbname + "/IDENTITY"; }
+std::string LogFileName(const std::string& dbname, uint64_t number) {
+  return Numbered(dbname, number, "log");
+}
+std::string TableFileName(const std::string& dbname, uint64_t number) {
+  return Numbered(dbname, number, "sst");
+}
+std::string ManifestFileName(const std::string& dbname, uint64_t number) {
+  return fmt::format("{}/MANIFEST-{:06}", dbname, number);
+}
+std::string CurrentFileName(const std::string& dbname) { return dbname + "/CURRENT"; }
+std::string TempFileName(const std::string& dbname, uint64_t number) {
+  return Numbered(dbname, number, "dbtmp");
+}
+
+bool ParseFileName(const std::string& name, uint64_t* number, FileType* type) {
+  std::string_view s(name);
+  *number = 0;
+  if (s == "LOCK") {
+    *type = FileType::kLock;
+    return true;
+  }
+  if (s == "IDENTITY") {
+    *type = FileType::kIdentity;
+    return true;
+  }
+  if (s == "CURRENT") {
+    *type = FileType::kCurrent;
+    return true;
+  }
+  if (s.starts_with("MANIFEST-")) {
+    *type = FileType::kManifest;
+    return ParseNumber(s.substr(9), number);
+  }
+  size_t dot = s.find('.');
+  if (dot == std::string_view::npos || !ParseNumber(s.substr(0, dot), number)) return false;
+  std::string_view suffix = s.substr(dot + 1);
+  if (suffix == "log") {
+    *type = FileType::kLog;
+  } else if (suffix == "sst") {
+    *type = FileType::kTable;
+  } else if (suffix == "dbtmp") {
+    *type = FileType::kTemp;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace shale

@@ -1,0 +1,66 @@
+// GetContext: the state of one point lookup while entries of its key arrive newest first from
+// memtables and tables.
+//
+// The first Value or Deletion ends the search; Merge operands accumulate until a base (Value),
+// a Deletion or the end (Finish) resolves them with the merge operator. A plain value found in
+// pinnable memory is pinned into the caller's PinnableSlice instead of copied.
+// Thread safety: one lookup, one thread.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "shale/merge_operator.h"
+#include "shale/pinnable_slice.h"
+#include "shale/status.h"
+#include "src/db/dbformat.h"
+
+namespace shale {
+
+class Statistics;
+
+// Lets a source keep the bytes it hands to GetContext alive: fn(arg, target) registers on
+// target a cleanup that releases a reference taken now. fn == nullptr: not pinnable, copy.
+struct Pinner {
+  void (*fn)(void* arg, Cleanable* target) = nullptr;
+  void* arg = nullptr;
+};
+
+class GetContext {
+ public:
+  enum class State { kNotFound, kFound, kDeleted, kMerge, kCorrupt };
+
+  // value receives the answer; it must be Reset() by the caller beforehand.
+  GetContext(const MergeOperator* merge_operator, Statistics* stats, const Slice& user_key,
+             PinnableSlice* value);
+  GetContext(const GetContext&) = delete;
+  GetContext& operator=(const GetContext&) = delete;
+
+  // Offers one entry of the key visible to the read, newest first. Returns true when older
+  // entries are still needed.
+  bool SaveValue(const ParsedInternalKey& key, const Slice& value, const Pinner& pinner);
+  // No older entry exists: resolves pending merge operands with no base.
+  void Finish();
+
+  State state() const { return state_; }
+  // OK (found), NotFound (absent or deleted), or Corruption (merge failure).
+  Status status() const;
+  const Slice& user_key() const { return user_key_; }
+
+ private:
+  void ResolveMerge(const Slice* base);
+
+  const MergeOperator* const merge_operator_;
+  Statistics* const stats_;
+  const Slice user_key_;
+  PinnableSlice* const value_;
+  State state_ = State::kNotFound;
+  Status merge_status_;
+  // Operands newest first; their bytes are kept alive by operand_pins_ or operand_copies_.
+  std::vector<Slice> operands_;
+  Cleanable operand_pins_;
+  std::deque<std::string> operand_copies_;
+};
+
+}  // namespace shale

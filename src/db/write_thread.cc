@@ -1,0 +1,52 @@
+#include "src/db/write_thread.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace shale {
+
+bool WriteThread::JoinBatchGroup(Writer* w) {
+  MutexLock l(&mu_);
+  queue_.push_back(w);
+  while (!w->done && queue_.front() != w) w->cv.Wait();
+  return !w->done;
+}
+
+void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
+  MutexLock l(&mu_);
+  assert(!queue_.empty() && queue_.front() == leader);
+  group->members.clear();
+  group->members.push_back(leader);
+  group->need_sync = leader->sync;
+  group->disable_wal = leader->disable_wal;
+  if (leader->exclusive) return;
+  group->total_bytes = leader->batch->GetDataSize();
+  group->total_count = leader->batch->Count();
+  // A small leader does not make its caller wait for a megabyte of followers.
+  size_t cap = max_group_bytes_;
+  if (group->total_bytes <= (128 << 10)) cap = std::min(cap, group->total_bytes + (128 << 10));
+  for (size_t i = 1; i < queue_.size(); i++) {
+    Writer* w = queue_[i];
+    if (w->exclusive || w->disable_wal != leader->disable_wal) break;
+    size_t bytes = w->batch->GetDataSize();
+    if (group->total_bytes + bytes > cap) break;
+    group->members.push_back(w);
+    group->need_sync |= w->sync;
+    group->total_bytes += bytes;
+    group->total_count += w->batch->Count();
+  }
+}
+
+void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
+  MutexLock l(&mu_);
+  for (Writer* w : group.members) {
+    assert(!queue_.empty() && queue_.front() == w);
+    queue_.pop_front();
+    w->status = s;
+    w->done = true;
+    if (w != group.members.front()) w->cv.Signal();
+  }
+  if (!queue_.empty()) queue_.front()->cv.Signal();
+}
+
+}  // namespace shale

@@ -1,0 +1,72 @@
+// WriteThread: group commit. Concurrent writers queue up; the writer at the head of the queue
+// becomes the leader, takes the batches of the writers queued behind it (a group), writes them
+// as one WAL record with at most one fsync, applies them, and wakes every member with its
+// status. Writers that arrive meanwhile queue up and form the next group, whose leader starts
+// as soon as the current group exits.
+//
+// Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
+// mu_. A Writer lives on its thread's stack and is only touched by others while queued.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <vector>
+
+#include "shale/options.h"
+#include "shale/status.h"
+#include "shale/write_batch.h"
+#include "src/util/mutex.h"
+
+namespace shale {
+
+class WriteThread {
+ public:
+  struct Writer {
+    Writer(const WriteOptions& options, WriteBatch* batch, Mutex* mu, bool exclusive = false)
+        : batch(batch),
+          sync(options.sync),
+          disable_wal(options.disableWAL),
+          exclusive(exclusive),
+          cv(mu) {}
+    WriteBatch* const batch;  // null for an exclusive writer
+    const bool sync;
+    const bool disable_wal;
+    // Leads a group of its own and joins no other: for work that must exclude all writes
+    // (switching the WAL in Resume, Close).
+    const bool exclusive;
+    Status status;      // set by the leader before done
+    bool done = false;  // guarded by the WriteThread mutex
+    CondVar cv;
+  };
+
+  // The members of a group, leader first, in queue order.
+  struct Group {
+    std::vector<Writer*> members;
+    bool need_sync = false;
+    bool disable_wal = false;
+    size_t total_bytes = 0;
+    uint64_t total_count = 0;
+  };
+
+  explicit WriteThread(size_t max_group_bytes) : max_group_bytes_(max_group_bytes) {}
+  WriteThread(const WriteThread&) = delete;
+  WriteThread& operator=(const WriteThread&) = delete;
+
+  // Queues w and blocks until w leads a group (true) or a leader finished w (false; w->status).
+  bool JoinBatchGroup(Writer* w) EXCLUDES(mu_);
+  // REQUIRES: leader returned true from JoinBatchGroup. Takes leader and the writers queued
+  // behind it that fit (same disableWAL, under the byte cap, not exclusive) into *group.
+  void BuildBatchGroup(Writer* leader, Group* group) EXCLUDES(mu_);
+  // Finishes every member with status s, dequeues them, and wakes the next leader.
+  void ExitAsBatchGroupLeader(const Group& group, const Status& s) EXCLUDES(mu_);
+
+  // The mutex the writers' condition variables bind to.
+  Mutex* mutex() { return &mu_; }
+
+ private:
+  const size_t max_group_bytes_;
+  Mutex mu_;
+  std::deque<Writer*> queue_ GUARDED_BY(mu_);
+};
+
+}  // namespace shale

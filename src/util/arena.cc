@@ -1,0 +1,44 @@
+#include "src/util/arena.h"
+
+#include <cassert>
+
+namespace shale {
+
+char* Arena::AllocateAligned(size_t bytes) {
+  constexpr size_t kAlign = 16;
+  static_assert((kAlign & (kAlign - 1)) == 0, "alignment must be a power of two");
+  size_t misalignment = reinterpret_cast<uintptr_t>(ptr_) & (kAlign - 1);
+  size_t padding = misalignment == 0 ? 0 : kAlign - misalignment;
+  if (bytes + padding <= remaining_) {
+    char* result = ptr_ + padding;
+    ptr_ += bytes + padding;
+    remaining_ -= bytes + padding;
+    return result;
+  }
+  char* result = AllocateFallback(bytes);  // fresh blocks come from new[], which is aligned
+  assert((reinterpret_cast<uintptr_t>(result) & (kAlign - 1)) == 0);
+  return result;
+}
+
+char* Arena::AllocateFallback(size_t bytes) {
+  if (bytes > kBlockSize / 4) {
+    // Large objects get a block of their own so the current block's tail is not wasted.
+    return NewBlock(bytes);
+  }
+  ptr_ = NewBlock(kBlockSize);
+  remaining_ = kBlockSize;
+  char* result = ptr_;
+  ptr_ += bytes;
+  remaining_ -= bytes;
+  return result;
+}
+
+char* Arena::NewBlock(size_t bytes) {
+  // Round up so every block start stays 16-byte aligned.
+  bytes = (bytes + 15) & ~size_t{15};
+  blocks_.push_back(std::make_unique_for_overwrite<char[]>(bytes));
+  memory_usage_.fetch_add(bytes + sizeof(char*), std::memory_order_relaxed);
+  return blocks_.back().get();
+}
+
+}  // namespace shale

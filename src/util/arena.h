@@ -1,0 +1,88 @@
+// Arena: bump allocation out of large blocks, all freed together when the arena dies.
+//
+// Memtables keep their skiplist nodes and entries here: allocation is a pointer bump, and
+// dropping a memtable frees everything at once.
+// Thread safety: Arena is single-threaded; ConcurrentArena serializes allocation with a
+// spin lock so concurrent skiplist inserters can share it. MemoryUsage() may be read by any
+// thread at any time.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace shale {
+
+class Arena {
+ public:
+  static constexpr size_t kBlockSize = 64 << 10;
+
+  Arena() = default;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  // Bytes with no alignment guarantee. REQUIRES: bytes > 0.
+  char* Allocate(size_t bytes) {
+    if (bytes <= remaining_) {
+      char* result = ptr_;
+      ptr_ += bytes;
+      remaining_ -= bytes;
+      return result;
+    }
+    return AllocateFallback(bytes);
+  }
+  // Bytes aligned for any fundamental type (alignof(max_align_t) up to 16).
+  char* AllocateAligned(size_t bytes);
+
+  // Bytes reserved from the system, including unused block tails.
+  size_t MemoryUsage() const { return memory_usage_.load(std::memory_order_relaxed); }
+
+ private:
+  char* AllocateFallback(size_t bytes);
+  char* NewBlock(size_t bytes);
+
+  char* ptr_ = nullptr;
+  size_t remaining_ = 0;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  std::atomic<size_t> memory_usage_{0};
+};
+
+class ConcurrentArena {
+ public:
+  ConcurrentArena() = default;
+  ConcurrentArena(const ConcurrentArena&) = delete;
+  ConcurrentArena& operator=(const ConcurrentArena&) = delete;
+
+  char* Allocate(size_t bytes) {
+    Guard g(&lock_);
+    return arena_.Allocate(bytes);
+  }
+  char* AllocateAligned(size_t bytes) {
+    Guard g(&lock_);
+    return arena_.AllocateAligned(bytes);
+  }
+  size_t MemoryUsage() const { return arena_.MemoryUsage(); }
+
+ private:
+  // A test-and-test-and-set spin lock: allocation holds it for a few instructions.
+  class Guard {
+   public:
+    explicit Guard(std::atomic<bool>* lock) : lock_(lock) {
+      while (lock_->exchange(true, std::memory_order_acquire)) {
+        while (lock_->load(std::memory_order_relaxed)) __builtin_ia32_pause();
+      }
+    }
+    ~Guard() { lock_->store(false, std::memory_order_release); }
+
+   private:
+    std::atomic<bool>* lock_;
+  };
+
+  std::atomic<bool> lock_{false};
+  Arena arena_;
+};
+
+}  // namespace shale

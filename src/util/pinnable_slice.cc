@@ -1,0 +1,130 @@
+#include "shale/pinnable_slice.h"
+
+#include <cassert>
+#include <utility>
+
+namespace shale {
+
+Cleanable::Cleanable(Cleanable&& other) noexcept
+    : first_(std::exchange(other.first_, Cleanup{})), more_(std::move(other.more_)) {
+  other.more_.clear();
+}
+
+Cleanable& Cleanable::operator=(Cleanable&& other) noexcept {
+  if (this != &other) {
+    DoCleanup();
+    first_ = std::exchange(other.first_, Cleanup{});
+    more_ = std::move(other.more_);
+    other.more_.clear();
+  }
+  return *this;
+}
+
+void Cleanable::RegisterCleanup(CleanupFunction function, void* arg1, void* arg2) {
+  assert(function != nullptr);
+  if (first_.function == nullptr) {
+    first_ = Cleanup{function, arg1, arg2};
+  } else {
+    more_.push_back(Cleanup{function, arg1, arg2});
+  }
+}
+
+void Cleanable::DelegateCleanupsTo(Cleanable* other) {
+  assert(other != this);
+  if (first_.function == nullptr) return;
+  other->RegisterCleanup(first_.function, first_.arg1, first_.arg2);
+  for (const Cleanup& c : more_) other->RegisterCleanup(c.function, c.arg1, c.arg2);
+  first_ = Cleanup{};
+  more_.clear();
+}
+
+void Cleanable::DoCleanup() {
+  if (first_.function == nullptr) return;
+  // Detach first so a cleanup that touches this object sees it empty.
+  Cleanup first = std::exchange(first_, Cleanup{});
+  std::vector<Cleanup> more = std::move(more_);
+  more_.clear();
+  first.function(first.arg1, first.arg2);
+  for (const Cleanup& c : more) c.function(c.arg1, c.arg2);
+}
+
+PinnableSlice::PinnableSlice(PinnableSlice&& other) noexcept
+    : Slice(other), Cleanable(std::move(other)), pinned_(other.pinned_) {
+  if (other.buf_ == &other.self_space_) {
+    self_space_ = std::move(other.self_space_);
+    buf_ = &self_space_;
+  } else {
+    buf_ = other.buf_;
+  }
+  if (!pinned_) static_cast<Slice&>(*this) = Slice(buf_->data(), size());
+  other.pinned_ = false;
+  static_cast<Slice&>(other) = Slice();
+  other.buf_ = &other.self_space_;
+}
+
+PinnableSlice& PinnableSlice::operator=(PinnableSlice&& other) noexcept {
+  if (this == &other) return *this;
+  Cleanable::operator=(std::move(other));
+  pinned_ = other.pinned_;
+  size_t n = other.size();
+  const char* data = other.data();
+  if (other.buf_ == &other.self_space_) {
+    self_space_ = std::move(other.self_space_);
+    buf_ = &self_space_;
+  } else {
+    buf_ = other.buf_;
+  }
+  static_cast<Slice&>(*this) = pinned_ ? Slice(data, n) : Slice(buf_->data(), n);
+  other.pinned_ = false;
+  static_cast<Slice&>(other) = Slice();
+  other.buf_ = &other.self_space_;
+  return *this;
+}
+
+void PinnableSlice::PinSlice(const Slice& s, CleanupFunction cleanup, void* arg1, void* arg2) {
+  assert(!pinned_);
+  pinned_ = true;
+  static_cast<Slice&>(*this) = s;
+  RegisterCleanup(cleanup, arg1, arg2);
+}
+
+void PinnableSlice::PinSlice(const Slice& s, Cleanable* cleanable) {
+  assert(!pinned_);
+  pinned_ = true;
+  static_cast<Slice&>(*this) = s;
+  cleanable->DelegateCleanupsTo(this);
+}
+
+void PinnableSlice::PinSelf(const Slice& s) {
+  assert(!pinned_);
+  buf_->assign(s.data(), s.size());
+  static_cast<Slice&>(*this) = Slice(*buf_);
+}
+
+void PinnableSlice::Reset() {
+  Cleanable::Reset();
+  pinned_ = false;
+  static_cast<Slice&>(*this) = Slice();
+}
+
+void PinnableSlice::remove_prefix(size_t n) {
+  assert(n <= size());
+  if (pinned_) {
+    Slice::remove_prefix(n);
+  } else {
+    buf_->erase(0, n);
+    static_cast<Slice&>(*this) = Slice(*buf_);
+  }
+}
+
+void PinnableSlice::remove_suffix(size_t n) {
+  assert(n <= size());
+  if (pinned_) {
+    Slice::remove_suffix(n);
+  } else {
+    buf_->resize(buf_->size() - n);
+    static_cast<Slice&>(*this) = Slice(*buf_);
+  }
+}
+
+}  // namespace shale

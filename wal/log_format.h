@@ -1,0 +1,30 @@
+// The write-ahead log (and MANIFEST) physical format.
+//
+//   file   := block*                       every block is kBlockSize bytes (the last may be short)
+//   block  := record* trailer?
+//   record := checksum:fixed32 length:fixed16 type:u8 payload[length]
+//   trailer:= 0..6 zero bytes, when fewer than kHeaderSize bytes remain in the block
+//
+// checksum is the masked crc32c of type and payload. A logical record (one WriteBatch) is
+// stored as a single kFull record or as kFirst, kMiddle*, kLast fragments when it spans blocks.
+// Type 0 marks zero-filled space (preallocated or zeroed by a crash) and is never written.
+#pragma once
+
+#include <cstdint>
+
+namespace shale::log {
+
+enum RecordType : uint8_t {
+  kZeroType = 0,
+  kFullType = 1,
+  kFirstType = 2,
+  kMiddleType = 3,
+  kLastType = 4,
+};
+constexpr uint8_t kMaxRecordType = kLastType;
+
+constexpr int kBlockSize = 32768;
+constexpr int kHeaderSize = 4 + 2 + 1;
+static_assert(kHeaderSize == 7, "checksum, length and type");
+
+}  // namespace shale::log

@@ -1,0 +1,162 @@
+#include "wal/log_reader.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "src/util/coding.h"
+#include "src/util/crc32c.h"
+
+namespace shale::log {
+
+Reader::Reader(std::unique_ptr<SequentialFile> file, std::string file_name)
+    : file_(std::move(file)),
+      file_name_(std::move(file_name)),
+      backing_(std::make_unique_for_overwrite<char[]>(kBlockSize)) {}
+
+void Reader::Stop(End end, uint64_t offset, const char* what) {
+  end_ = end;
+  if (end == End::kClean) return;
+  std::string msg = fmt::format("{}: offset {}: {}", file_name_, offset, what);
+  status_ = end == End::kIOError ? Status::IOError(msg) : Status::Corruption(msg);
+}
+
+bool Reader::FillBuffer() {
+  Slice got;
+  Status s = file_->Read(kBlockSize, &got, backing_.get());
+  if (!s.ok()) {
+    end_ = End::kIOError;
+    status_ = Status::IOError(fmt::format("{}: offset {}", file_name_, buffer_end_offset_),
+                              s.ToString());
+    return false;
+  }
+  buffer_ = got;
+  buffer_end_offset_ += got.size();
+  if (got.size() < static_cast<size_t>(kBlockSize)) eof_ = true;
+  return true;
+}
+
+bool Reader::RestIsZero() {
+  while (true) {
+    if (std::any_of(buffer_.data(), buffer_.data() + buffer_.size(), [](char c) { return c != 0; })) {
+      return false;
+    }
+    buffer_.clear();
+    if (eof_) return true;
+    if (!FillBuffer()) return false;
+  }
+}
+
+int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
+  while (true) {
+    if (buffer_.size() < static_cast<size_t>(kHeaderSize)) {
+      if (!eof_) {
+        // The rest of the block is the zero trailer (or the buffer is simply used up).
+        buffer_.clear();
+        if (!FillBuffer()) return kStop;
+        continue;
+      }
+      if (buffer_.empty()) return kEof;
+      uint64_t at = buffer_end_offset_ - buffer_.size();
+      if (RestIsZero()) {
+        Stop(End::kZeroedTail, at, "zeroed tail");
+      } else {
+        Stop(End::kTruncatedTail, at, "truncated record header at end of file");
+      }
+      return kStop;
+    }
+    const char* header = buffer_.data();
+    const uint64_t at = buffer_end_offset_ - buffer_.size();
+    const uint32_t length = static_cast<uint8_t>(header[4]) |
+                            (static_cast<uint32_t>(static_cast<uint8_t>(header[5])) << 8);
+    const uint8_t type = static_cast<uint8_t>(header[6]);
+    if (type == kZeroType && length == 0 && DecodeFixed32(header) == 0) {
+      if (RestIsZero()) {
+        Stop(End::kZeroedTail, at, "zeroed tail");
+      } else if (end_ == End::kNone) {
+        Stop(End::kCorruption, at, "zeroed bytes followed by data");
+      }
+      return kStop;
+    }
+    if (kHeaderSize + length > buffer_.size()) {
+      if (eof_) {
+        Stop(End::kTruncatedTail, at, "truncated record at end of file");
+      } else {
+        Stop(End::kCorruption, at, "record length past the end of its block");
+      }
+      return kStop;
+    }
+    if (type == kZeroType || type > kMaxRecordType) {
+      Stop(End::kCorruption, at, "unknown record type");
+      return kStop;
+    }
+    const uint32_t expected = crc32c::Unmask(DecodeFixed32(header));
+    const uint32_t actual = crc32c::Value(header + 6, 1 + length);
+    if (expected != actual) {
+      Stop(End::kCorruption, at, "checksum mismatch");
+      return kStop;
+    }
+    *fragment = Slice(header + kHeaderSize, length);
+    *offset = at;
+    buffer_.remove_prefix(kHeaderSize + length);
+    return type;
+  }
+}
+
+bool Reader::ReadRecord(Slice* record, std::string* scratch) {
+  if (end_ != End::kNone) return false;
+  scratch->clear();
+  bool in_fragmented = false;
+  uint64_t first_offset = 0;
+  while (true) {
+    Slice fragment;
+    uint64_t offset = 0;
+    const int type = ReadPhysicalRecord(&fragment, &offset);
+    switch (type) {
+      case kFullType:
+        if (in_fragmented) {
+          Stop(End::kCorruption, offset, "FULL record inside a fragmented record");
+          return false;
+        }
+        *record = fragment;
+        last_record_offset_ = offset;
+        valid_prefix_bytes_ = buffer_end_offset_ - buffer_.size();
+        return true;
+      case kFirstType:
+        if (in_fragmented) {
+          Stop(End::kCorruption, offset, "FIRST record inside a fragmented record");
+          return false;
+        }
+        in_fragmented = true;
+        first_offset = offset;
+        scratch->assign(fragment.data(), fragment.size());
+        break;
+      case kMiddleType:
+      case kLastType:
+        if (!in_fragmented) {
+          Stop(End::kCorruption, offset,
+               type == kMiddleType ? "MIDDLE record without FIRST" : "LAST record without FIRST");
+          return false;
+        }
+        scratch->append(fragment.data(), fragment.size());
+        if (type == kLastType) {
+          *record = Slice(*scratch);
+          last_record_offset_ = first_offset;
+          valid_prefix_bytes_ = buffer_end_offset_ - buffer_.size();
+          return true;
+        }
+        break;
+      case kEof:
+        if (in_fragmented) {
+          Stop(End::kTruncatedTail, first_offset, "fragmented record cut off at end of file");
+        } else {
+          Stop(End::kClean, buffer_end_offset_, "");
+        }
+        return false;
+      default:  // kStop
+        return false;
+    }
+  }
+}
+
+}  // namespace shale::log

@@ -1,0 +1,70 @@
+// LogReader: reads logical records back from a log file (format in log_format.h).
+//
+// Reading stops at the first problem, and end() classifies how the log ended, so the caller can
+// apply its recovery mode:
+//   kClean         : end of file at a record boundary
+//   kTruncatedTail : the file ends inside a record (a write torn by a crash)
+//   kZeroedTail    : zero bytes from a record boundary to the end of file (preallocated or
+//                    zeroed by a crash)
+//   kCorruption    : a damaged record (checksum, length, type, fragment order), or zeroes
+//                    followed by data
+//   kIOError       : the file could not be read
+// status() names the file and the byte offset of the problem.
+// Ownership: owns its SequentialFile. Thread safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shale/file_system.h"
+#include "shale/slice.h"
+#include "shale/status.h"
+#include "wal/log_format.h"
+
+namespace shale::log {
+
+class Reader {
+ public:
+  enum class End { kNone, kClean, kTruncatedTail, kZeroedTail, kCorruption, kIOError };
+
+  Reader(std::unique_ptr<SequentialFile> file, std::string file_name);
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Reads the next record into *record, which may point into *scratch or into the reader's
+  // buffer and stays valid until the next call. false at the end or at the first problem.
+  bool ReadRecord(Slice* record, std::string* scratch);
+
+  // How reading ended (kNone while records are still being returned).
+  End end() const { return end_; }
+  // OK for kNone/kClean; otherwise Corruption (or IOError) naming file and offset.
+  const Status& status() const { return status_; }
+  // The file offset at which the last returned record starts.
+  uint64_t last_record_offset() const { return last_record_offset_; }
+  // File offset just past the last returned record: the valid prefix of the file.
+  uint64_t valid_prefix_bytes() const { return valid_prefix_bytes_; }
+
+ private:
+  // Physical record results beyond the RecordType values.
+  enum : int { kEof = kMaxRecordType + 1, kStop };
+
+  // Returns a RecordType, kEof, or kStop (end_ and status_ set).
+  int ReadPhysicalRecord(Slice* fragment, uint64_t* offset);
+  bool FillBuffer();
+  bool RestIsZero();
+  void Stop(End end, uint64_t offset, const char* what);
+
+  std::unique_ptr<SequentialFile> file_;
+  const std::string file_name_;
+  std::unique_ptr<char[]> backing_;
+  Slice buffer_;
+  bool eof_ = false;
+  uint64_t buffer_end_offset_ = 0;  // file offset just past buffer_
+  End end_ = End::kNone;
+  Status status_;
+  uint64_t last_record_offset_ = 0;
+  uint64_t valid_prefix_bytes_ = 0;
+};
+
+}  // namespace shale::log
