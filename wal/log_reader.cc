@@ -47,6 +47,20 @@ bool Reader::RestIsZero() {
   }
 }
 
+bool Reader::ValidRecordWithin(const Slice& bytes) {
+  const char* p = bytes.data();
+  for (size_t off = 0; off + kHeaderSize <= bytes.size(); off++) {
+    const char* h = p + off;
+    const uint32_t length = static_cast<uint8_t>(h[4]) |
+                            (static_cast<uint32_t>(static_cast<uint8_t>(h[5])) << 8);
+    const uint8_t type = static_cast<uint8_t>(h[6]);
+    if (type == kZeroType || type > kMaxRecordType) continue;
+    if (off + kHeaderSize + length > bytes.size()) continue;
+    if (crc32c::Unmask(DecodeFixed32(h)) == crc32c::Value(h + 6, 1 + length)) return true;
+  }
+  return false;
+}
+
 int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
   while (true) {
     if (buffer_.size() < static_cast<size_t>(kHeaderSize)) {
@@ -79,8 +93,12 @@ int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
       return kStop;
     }
     if (kHeaderSize + length > buffer_.size()) {
-      if (eof_) {
+      if (eof_ && !ValidRecordWithin(Slice(header + kHeaderSize, buffer_.size() - kHeaderSize))) {
         Stop(End::kTruncatedTail, at, "truncated record at end of file");
+      } else if (eof_) {
+        // A torn write leaves nothing valid after it; intact records here mean the length
+        // field itself is damaged.
+        Stop(End::kCorruption, at, "record length past the end of file, with records after it");
       } else {
         Stop(End::kCorruption, at, "record length past the end of its block");
       }

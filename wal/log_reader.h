@@ -3,7 +3,8 @@
 // Reading stops at the first problem, and end() classifies how the log ended, so the caller can
 // apply its recovery mode:
 //   kClean         : end of file at a record boundary
-//   kTruncatedTail : the file ends inside a record (a write torn by a crash)
+//   kTruncatedTail : the file ends inside a record (a write torn by a crash) and no valid
+//                    record follows the cut one
 //   kZeroedTail    : zero bytes from a record boundary to the end of file (preallocated or
 //                    zeroed by a crash)
 //   kCorruption    : a damaged record (checksum, length, type, fragment order), or zeroes
@@ -53,6 +54,8 @@ class Reader {
   int ReadPhysicalRecord(Slice* fragment, uint64_t* offset);
   bool FillBuffer();
   bool RestIsZero();
+  // True if a physical record with a valid checksum starts anywhere in bytes.
+  static bool ValidRecordWithin(const Slice& bytes);
   void Stop(End end, uint64_t offset, const char* what);
 
   std::unique_ptr<SequentialFile> file_;

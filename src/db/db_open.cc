@@ -77,7 +77,8 @@ std::string NewIdentity() {
 // *last_seq carries the highest applied sequence across logs.
 template <typename Apply>
 log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, SequenceNumber* last_seq,
-                           Status* problem, Apply&& apply) {
+                           uint64_t* records, Status* problem, Apply&& apply) {
+  *records = 0;
   std::unique_ptr<SequentialFile> file;
   Status s = fs->NewSequentialFile(name, FileOptions(), &file);
   if (!s.ok()) {
@@ -89,6 +90,7 @@ log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, SequenceNumb
   Slice record;
   SequenceNumber log_last = 0;  // sequences only grow within one log
   while (reader.ReadRecord(&record, &scratch)) {
+    ++*records;
     auto corrupt = [&](const std::string& what) {
       *problem = Status::Corruption(
           fmt::format("{}: offset {}: {}", name, reader.last_record_offset(), what));
@@ -193,11 +195,13 @@ Status DBImpl::RecoverLogs() {
   SequenceNumber last_seq = 0;
   size_t replayed_logs = 0;  // logs [0, replayed_logs) are replayed (the last maybe partly)
   bool dropped = false;
+  std::vector<uint64_t> empty_logs;  // clean and without records: nothing to keep
   const WALRecoveryMode mode = options_.wal_recovery_mode;
   for (uint64_t number : logs) {
     Status problem;
+    uint64_t records = 0;
     const std::string name = LogFileName(dbname_, number);
-    auto end = ReplayLog(fs_.get(), name, &last_seq, &problem,
+    auto end = ReplayLog(fs_.get(), name, &last_seq, &records, &problem,
                          [this](const WriteBatch& batch, SequenceNumber first) {
                            Status ins = WriteBatchInternal::InsertInto(&batch, first, mem_);
                            assert(ins.ok());  // validated by ReplayLog
@@ -205,7 +209,10 @@ Status DBImpl::RecoverLogs() {
                          });
     replayed_logs++;
     using End = log::Reader::End;
-    if (end == End::kClean) continue;
+    if (end == End::kClean) {
+      if (records == 0) empty_logs.push_back(number);
+      continue;
+    }
     if (end == End::kIOError || mode == WALRecoveryMode::kAbsoluteConsistency) return problem;
     if (end == End::kCorruption) {
       if (mode == WALRecoveryMode::kTolerateCorruptedTailRecords) return problem;
@@ -219,14 +226,22 @@ Status DBImpl::RecoverLogs() {
   last_sequence_.store(last_seq, std::memory_order_release);
 
   s = CreateLog(new_log);
-  if (!s.ok() || !dropped) return s;
+  if (!s.ok()) return s;
+  if (!dropped) {
+    for (uint64_t number : empty_logs) {
+      s = fs_->DeleteFile(LogFileName(dbname_, number));
+      if (!s.ok()) return s;
+    }
+    return empty_logs.empty() ? s : db_dir_->Fsync();
+  }
 
   // Pass 2: copy the surviving records into the new log, make it durable, then drop the old
   // logs. The files have not changed, so the same records survive.
   SequenceNumber copied_seq = 0;
   for (size_t i = 0; i < replayed_logs && s.ok(); i++) {
     Status problem;
-    ReplayLog(fs_.get(), LogFileName(dbname_, logs[i]), &copied_seq, &problem,
+    uint64_t records = 0;
+    ReplayLog(fs_.get(), LogFileName(dbname_, logs[i]), &copied_seq, &records, &problem,
               [this, &s](const WriteBatch& batch, SequenceNumber first) {
                 if (!s.ok()) return;
                 WriteBatch copy = batch;

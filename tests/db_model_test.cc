@@ -1,0 +1,258 @@
+// Randomized model test: random operations against the DB and against a std::map model, across
+// option sets, with results compared after every read. Any failure prints its seed and option
+// set; SHALE_MODEL_SEED=<n> replays one seed, SHALE_MODEL_OPS=<n> lengthens runs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+
+#include "src/util/random.h"
+#include "tests/db_test_util.h"
+
+namespace shale::test {
+namespace {
+
+// The model: user key → value, with merges applied eagerly by string append.
+using Model = std::map<std::string, std::string>;
+
+struct OptionSet {
+  const char* name;
+  bool merge_operator;
+  bool sync;
+  WALRecoveryMode recovery_mode;
+  size_t max_group_bytes;
+};
+
+const OptionSet kOptionSets[] = {
+    {"default", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20},
+    {"no-merge", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20},
+    {"sync", true, true, WALRecoveryMode::kAbsoluteConsistency, 1 << 20},
+    {"point-in-time-small-groups", true, false, WALRecoveryMode::kPointInTimeRecovery, 64},
+};
+
+class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
+ protected:
+  void Run(uint64_t seed, int ops);
+
+  std::string RandomKey(Random* rnd) {
+    // A small key space so that overwrites, deletes and merges hit existing keys.
+    return "key" + std::to_string(rnd->Uniform(rnd->OneIn(10) ? 1000 : 60));
+  }
+  static void ApplyMerge(Model* m, const std::string& k, const std::string& v) {
+    auto it = m->find(k);
+    if (it == m->end()) {
+      (*m)[k] = v;
+    } else {
+      it->second += "," + v;
+    }
+  }
+  static std::string ModelGet(const Model& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? "NOT_FOUND" : it->second;
+  }
+  static std::string ModelContents(const Model& m) {
+    std::string r;
+    for (const auto& [k, v] : m) {
+      if (!r.empty()) r += ' ';
+      r += k + "=" + v;
+    }
+    return r;
+  }
+
+  // Seeks and steps an iterator randomly, comparing with the model at every position.
+  void CheckIterator(Random* rnd, const Model& model, const Snapshot* snap);
+};
+
+void DBModelTest::CheckIterator(Random* rnd, const Model& model, const Snapshot* snap) {
+  ReadOptions ro;
+  ro.snapshot = snap;
+  std::unique_ptr<Iterator> it = db_->NewIterator(ro);
+  std::optional<Model::const_iterator> pos;  // model position; nullopt = invalid
+  auto check = [&](const char* op) {
+    bool model_valid = pos.has_value() && *pos != model.end();
+    ASSERT_EQ(it->Valid(), model_valid) << op;
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    if (model_valid) {
+      ASSERT_EQ(it->key().ToString(), (*pos)->first) << op;
+      ASSERT_EQ(it->value().ToString(), (*pos)->second) << op;
+    }
+  };
+  for (int step = 0; step < 20; step++) {
+    int choice = static_cast<int>(rnd->Uniform(6));
+    bool model_valid = pos.has_value() && *pos != model.end();
+    if (!model_valid && (choice == 4 || choice == 5)) choice = static_cast<int>(rnd->Uniform(4));
+    std::string target = RandomKey(rnd);
+    switch (choice) {
+      case 0:
+        it->SeekToFirst();
+        pos = model.begin();
+        check("SeekToFirst");
+        break;
+      case 1:
+        it->SeekToLast();
+        pos = model.empty() ? model.end() : std::prev(model.end());
+        check("SeekToLast");
+        break;
+      case 2:
+        it->Seek(target);
+        pos = model.lower_bound(target);
+        check("Seek");
+        break;
+      case 3: {
+        it->SeekForPrev(target);
+        auto ub = model.upper_bound(target);
+        pos = ub == model.begin() ? model.end() : std::prev(ub);
+        check("SeekForPrev");
+        break;
+      }
+      case 4:
+        it->Next();
+        pos = std::next(*pos);
+        check("Next");
+        break;
+      case 5:
+        it->Prev();
+        pos = *pos == model.begin() ? model.end() : std::prev(*pos);
+        check("Prev");
+        break;
+    }
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+void DBModelTest::Run(uint64_t seed, int ops) {
+  const OptionSet& set = GetParam();
+  SCOPED_TRACE("seed=" + std::to_string(seed) + " options=" + set.name);
+  options_.merge_operator =
+      set.merge_operator ? MergeOperators::CreateStringAppendOperator(',') : nullptr;
+  options_.wal_recovery_mode = set.recovery_mode;
+  options_.max_write_batch_group_size_bytes = set.max_group_bytes;
+  Open();
+  Random rnd(seed);
+  Model model;
+  struct Snap {
+    const Snapshot* snapshot;
+    Model model;
+  };
+  std::vector<Snap> snapshots;
+  WriteOptions wo;
+  wo.sync = set.sync;
+
+  for (int op = 0; op < ops; op++) {
+    const uint64_t kind = rnd.Uniform(100);
+    const std::string key = RandomKey(&rnd);
+    if (kind < 30) {
+      std::string value = "v" + std::to_string(op);
+      ASSERT_TRUE(db_->Put(wo, key, value).ok());
+      model[key] = value;
+    } else if (kind < 40) {
+      ASSERT_TRUE(db_->Delete(wo, key).ok());
+      model.erase(key);
+    } else if (kind < 50) {
+      std::string operand = "m" + std::to_string(op);
+      Status s = db_->Merge(wo, key, operand);
+      if (set.merge_operator) {
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ApplyMerge(&model, key, operand);
+      } else {
+        ASSERT_TRUE(s.IsInvalidArgument());
+      }
+    } else if (kind < 58) {
+      WriteBatch batch;
+      Model next = model;
+      int n = 1 + static_cast<int>(rnd.Uniform(8));
+      for (int i = 0; i < n; i++) {
+        std::string k = RandomKey(&rnd);
+        switch (rnd.Uniform(set.merge_operator ? 3 : 2)) {
+          case 0:
+            ASSERT_TRUE(batch.Put(k, "b" + std::to_string(op) + "." + std::to_string(i)).ok());
+            next[k] = "b" + std::to_string(op) + "." + std::to_string(i);
+            break;
+          case 1:
+            ASSERT_TRUE(batch.Delete(k).ok());
+            next.erase(k);
+            break;
+          case 2:
+            ASSERT_TRUE(batch.Merge(k, "bm" + std::to_string(i)).ok());
+            ApplyMerge(&next, k, "bm" + std::to_string(i));
+            break;
+        }
+      }
+      ASSERT_TRUE(db_->Write(wo, &batch).ok());
+      model = std::move(next);
+    } else if (kind < 78) {
+      ASSERT_EQ(Get(key), ModelGet(model, key)) << "op " << op;
+    } else if (kind < 82) {
+      std::vector<std::string> keys_storage;
+      std::vector<Slice> keys;
+      int n = 1 + static_cast<int>(rnd.Uniform(10));
+      for (int i = 0; i < n; i++) keys_storage.push_back(RandomKey(&rnd));
+      for (const auto& k : keys_storage) keys.emplace_back(k);
+      std::vector<std::string> values;
+      std::vector<Status> statuses = db_->MultiGet(ReadOptions(), keys, &values);
+      for (int i = 0; i < n; i++) {
+        std::string got = statuses[i].IsNotFound() ? "NOT_FOUND" : values[i];
+        ASSERT_EQ(got, ModelGet(model, keys_storage[i]));
+      }
+    } else if (kind < 86) {
+      CheckIterator(&rnd, model, nullptr);
+      if (HasFatalFailure()) return;
+    } else if (kind < 90) {
+      if (snapshots.size() < 4) {
+        snapshots.push_back({db_->GetSnapshot(), model});
+      } else {
+        size_t i = rnd.Uniform(snapshots.size());
+        db_->ReleaseSnapshot(snapshots[i].snapshot);
+        snapshots.erase(snapshots.begin() + static_cast<long>(i));
+      }
+    } else if (kind < 96) {
+      if (!snapshots.empty()) {
+        const Snap& s = snapshots[rnd.Uniform(snapshots.size())];
+        ASSERT_EQ(Get(key, s.snapshot), ModelGet(s.model, key));
+        if (rnd.OneIn(3)) {
+          CheckIterator(&rnd, s.model, s.snapshot);
+          if (HasFatalFailure()) return;
+        }
+      }
+    } else if (kind < 98) {
+      ASSERT_TRUE(db_->SyncWAL().ok());
+    } else {
+      for (const Snap& s : snapshots) db_->ReleaseSnapshot(s.snapshot);
+      snapshots.clear();
+      Reopen();
+      ASSERT_EQ(Contents(), ModelContents(model)) << "after reopen at op " << op;
+    }
+  }
+  ASSERT_EQ(Contents(), ModelContents(model));
+  for (const Snap& s : snapshots) db_->ReleaseSnapshot(s.snapshot);
+  Reopen();
+  ASSERT_EQ(Contents(), ModelContents(model));
+}
+
+TEST_P(DBModelTest, RandomOperationsMatchModel) {
+  const char* seed_env = std::getenv("SHALE_MODEL_SEED");
+  const char* ops_env = std::getenv("SHALE_MODEL_OPS");
+  const int ops = ops_env != nullptr ? std::atoi(ops_env) : 3000;
+  if (seed_env != nullptr) {
+    Run(std::strtoull(seed_env, nullptr, 10), ops);
+    return;
+  }
+  for (uint64_t seed = 1; seed <= 4 && !HasFatalFailure(); seed++) {
+    Run(seed * 7919, ops);
+    Close();
+    ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OptionSets, DBModelTest, ::testing::ValuesIn(kOptionSets),
+                         [](const ::testing::TestParamInfo<OptionSet>& info) {
+                           std::string name = info.param.name;
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace shale::test

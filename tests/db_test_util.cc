@@ -1,0 +1,75 @@
+#include "tests/db_test_util.h"
+
+#include <atomic>
+#include <random>
+#include <unistd.h>
+
+namespace shale::test {
+
+ScratchDir::ScratchDir() {
+  static std::atomic<int> counter{0};
+  std::random_device rd;
+  path_ = ::testing::TempDir() + "shale_test_" + std::to_string(getpid()) + "_" +
+          std::to_string(counter++) + "_" + std::to_string(rd());
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+DBTestBase::DBTestBase() : dbname_(dir_.path() + "/db") { options_.create_if_missing = true; }
+
+DBTestBase::~DBTestBase() { Close(); }
+
+Status DBTestBase::TryOpen() {
+  db_.reset();
+  return DB::Open(options_, dbname_, &db_);
+}
+
+void DBTestBase::Close() {
+  if (db_ != nullptr) {
+    Status s = db_->Close();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    db_.reset();
+  }
+}
+
+Status DBTestBase::Put(const std::string& k, const std::string& v, bool sync) {
+  WriteOptions wo;
+  wo.sync = sync;
+  return db_->Put(wo, k, v);
+}
+
+Status DBTestBase::Delete(const std::string& k) { return db_->Delete(WriteOptions(), k); }
+
+Status DBTestBase::Merge(const std::string& k, const std::string& v) {
+  return db_->Merge(WriteOptions(), k, v);
+}
+
+std::string DBTestBase::Get(const std::string& k, const Snapshot* snapshot) {
+  ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::string value;
+  Status s = db_->Get(ro, k, &value);
+  if (s.IsNotFound()) return "NOT_FOUND";
+  if (!s.ok()) return s.ToString();
+  return value;
+}
+
+std::string DBTestBase::Contents(const Snapshot* snapshot) {
+  ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::unique_ptr<Iterator> it = db_->NewIterator(ro);
+  std::string r;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (!r.empty()) r += ' ';
+    r += it->key().ToString() + "=" + it->value().ToString();
+  }
+  if (!it->status().ok()) r += " ERROR:" + it->status().ToString();
+  return r;
+}
+
+}  // namespace shale::test

@@ -1,0 +1,58 @@
+// Test fixture helpers for DB-level suites: a scratch directory, open/reopen/close, and
+// string-returning Get. Thread safety: the fixture is used from the test thread; the DB it
+// holds may be shared with threads the test starts.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "shale/db.h"
+#include "shale/merge_operator.h"
+
+namespace shale::test {
+
+// A fresh directory under the gtest temp dir, removed on destruction.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class DBTestBase : public ::testing::Test {
+ protected:
+  DBTestBase();
+  ~DBTestBase() override;
+
+  // Opens dbname_ with options_ (create_if_missing set by default).
+  Status TryOpen();
+  void Open() { ASSERT_TRUE(TryOpen().ok()); }
+  void Reopen() {
+    Close();
+    Open();
+  }
+  void Close();
+
+  Status Put(const std::string& k, const std::string& v, bool sync = false);
+  Status Delete(const std::string& k);
+  Status Merge(const std::string& k, const std::string& v);
+  // The value, "NOT_FOUND", or the error text.
+  std::string Get(const std::string& k, const Snapshot* snapshot = nullptr);
+  // "k1=v1 k2=v2 ..." over a whole forward scan.
+  std::string Contents(const Snapshot* snapshot = nullptr);
+
+  ScratchDir dir_;
+  std::string dbname_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+};
+
+}  // namespace shale::test
