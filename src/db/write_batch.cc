@@ -99,7 +99,7 @@ Status WriteBatch::Iterate(Handler* handler) const {
   input.remove_prefix(WriteBatchInternal::kHeader);
   uint32_t found = 0;
   while (!input.empty()) {
-    ValueType type;
+    ValueType type = kTypeValue;
     Slice key;
     Slice value;
     Status s = ReadRecord(&input, &type, &key, &value);

@@ -1,0 +1,591 @@
+// db_bench: shale's benchmark driver, flag- and output-compatible with RocksDB's db_bench.
+//
+//   db_bench -benchmarks=fillrandom,readrandom -num=1000000 -value_size=100 -histogram=1
+//
+// Each benchmark in -benchmarks runs in turn on -threads threads; every thread performs -num
+// operations (-writes / -reads when set) and the result line sums them, in RocksDB's format:
+//   fillrandom   :       2.310 micros/op 432176 ops/sec 2.314 seconds 1000000 operations;   47.8 MB/s
+// micros/op is the mean per-thread latency, ops/sec the total over the wall time.
+//
+// Keys are -key_size bytes: the key number as 8 big-endian bytes, padded with '0' (as RocksDB's
+// db_bench makes them, so both engines see the same key set). Values are -value_size bytes cut
+// from a buffer of data that compresses to half its size.
+//
+// Unlike RocksDB's, unknown flags, malformed values and stray arguments exit with status 2, and
+// the seed is always printed so any run can be replayed with -seed.
+#include <gflags/gflags.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "shale/db.h"
+#include "shale/merge_operator.h"
+#include "shale/statistics.h"
+#include "src/util/histogram.h"
+#include "src/util/random.h"
+
+DEFINE_string(benchmarks, "fillseq,fillrandom,overwrite,readrandom,readseq",
+              "Comma-separated list of benchmarks to run in order: fillseq, fillrandom, "
+              "filluniquerandom, overwrite, fillsync, readrandom, readseq, readreverse, stats");
+DEFINE_string(db, "", "Directory of the DB (default: $TMPDIR/shaledb_bench)");
+DEFINE_int64(num, 1000000, "Number of key/values per thread (and the key space)");
+DEFINE_int64(reads, -1, "Reads per thread (-1: num)");
+DEFINE_int64(writes, -1, "Writes per thread (-1: num)");
+DEFINE_int32(key_size, 16, "Key size in bytes");
+DEFINE_int32(value_size, 100, "Value size in bytes");
+DEFINE_int32(threads, 1, "Threads per benchmark");
+DEFINE_bool(sync, false, "Sync every write");
+DEFINE_bool(disable_wal, false, "Write without the WAL");
+DEFINE_bool(histogram, false, "Print a latency histogram per benchmark");
+DEFINE_bool(use_existing_db, false, "Open the existing DB instead of starting fresh");
+DEFINE_uint64(seed, 0, "Random seed (0: derived from the clock; printed either way)");
+DEFINE_int64(write_buffer_size, 64 << 20, "Memtable size in bytes");
+DEFINE_int32(max_write_buffer_number, 2, "Memtables before writes stall");
+DEFINE_bool(statistics, false, "Collect and print DB statistics");
+DEFINE_int64(batch_size, 1, "Writes per WriteBatch");
+DEFINE_string(compression_type, "none", "Block compression: none or zstd");
+DEFINE_int64(block_size, 4096, "Table block size in bytes");
+DEFINE_int32(bloom_bits, 10, "Bloom filter bits per key (0: none)");
+DEFINE_int64(cache_size, 32 << 20, "Block cache size in bytes");
+DEFINE_int32(max_background_jobs, 2, "Background flush and compaction threads");
+DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
+DEFINE_string(merge_operator, "", "Merge operator by name (StringAppendOperator, uint64add)");
+DEFINE_int32(duration, 0, "Seconds a benchmark may run (0: until its operations are done)");
+DEFINE_string(report_json, "", "Write every result with percentiles to this JSON file");
+DEFINE_bool(progress, true, "Print '... finished N ops' progress on stderr");
+
+namespace shale::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double NowSeconds() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+// Checks every argument against the registered flags before gflags sees them, so that a typo
+// is an error (exit 2) instead of a silently ignored setting.
+void ParseFlagsStrictly(int argc, char** argv) {
+  gflags::SetUsageMessage("db_bench -benchmarks=fillrandom,readrandom -num=N ...");
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-help") {
+      gflags::ShowUsageWithFlagsRestrict(argv[0], "db_bench");
+      std::exit(0);
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      std::fprintf(stderr, "db_bench: unexpected argument '%s'\n", arg.c_str());
+      std::exit(2);
+    }
+    arg = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::string name = arg.substr(0, arg.find('='));
+    bool has_value = arg.find('=') != std::string::npos;
+    std::string value = has_value ? arg.substr(name.size() + 1) : "";
+    gflags::CommandLineFlagInfo info;
+    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {
+      // -noflag for booleans
+      if (!has_value && name.rfind("no", 0) == 0 &&
+          gflags::GetCommandLineFlagInfo(name.substr(2).c_str(), &info) && info.type == "bool") {
+        gflags::SetCommandLineOption(info.name.c_str(), "false");
+        continue;
+      }
+      std::fprintf(stderr, "db_bench: unknown flag '-%s'\n", name.c_str());
+      std::exit(2);
+    }
+    if (!has_value) {
+      if (info.type != "bool") {
+        std::fprintf(stderr, "db_bench: flag '-%s' needs a value (-%s=...)\n", name.c_str(),
+                     name.c_str());
+        std::exit(2);
+      }
+      value = "true";
+    }
+    if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
+      std::fprintf(stderr, "db_bench: bad value '%s' for flag '-%s' (%s)\n", value.c_str(),
+                   name.c_str(), info.type.c_str());
+      std::exit(2);
+    }
+  }
+}
+
+void CheckFlagRanges() {
+  auto fail = [](const char* msg) {
+    std::fprintf(stderr, "db_bench: %s\n", msg);
+    std::exit(2);
+  };
+  if (FLAGS_num < 0) fail("-num must be >= 0");
+  if (FLAGS_key_size < 1 || FLAGS_key_size > (1 << 20)) fail("-key_size must be in [1, 1 MiB]");
+  if (FLAGS_value_size < 0 || FLAGS_value_size > (64 << 20)) {
+    fail("-value_size must be in [0, 64 MiB]");
+  }
+  if (FLAGS_threads < 1 || FLAGS_threads > 1024) fail("-threads must be in [1, 1024]");
+  if (FLAGS_batch_size < 1) fail("-batch_size must be >= 1");
+  if (FLAGS_duration < 0) fail("-duration must be >= 0");
+  if (FLAGS_compression_type != "none" && FLAGS_compression_type != "zstd") {
+    fail("-compression_type must be none or zstd");
+  }
+  if (!FLAGS_merge_operator.empty() &&
+      MergeOperators::CreateFromName(FLAGS_merge_operator) == nullptr) {
+    fail("-merge_operator names no known operator");
+  }
+}
+
+// Key number → key bytes: 8 big-endian bytes (fewer if key_size < 8), then '0' padding.
+class KeyFormat {
+ public:
+  explicit KeyFormat(int key_size) : key_size_(key_size) {}
+  void Make(uint64_t v, std::string* key) const {
+    key->resize(key_size_);
+    char* p = key->data();
+    int fill = std::min(key_size_, 8);
+    for (int i = 0; i < fill; i++) p[i] = static_cast<char>((v >> ((fill - i - 1) * 8)) & 0xff);
+    if (key_size_ > fill) std::memset(p + fill, '0', key_size_ - fill);
+  }
+
+ private:
+  const int key_size_;
+};
+
+// Values cut from a 1 MiB buffer whose pieces compress to half their size.
+class ValueSource {
+ public:
+  explicit ValueSource(uint64_t seed) {
+    Random rnd(seed);
+    while (data_.size() < (1 << 20) + static_cast<size_t>(FLAGS_value_size)) {
+      std::string piece = rnd.RandomString(50);
+      data_ += piece;
+      data_ += piece;
+    }
+  }
+  Slice Next(size_t len) {
+    if (pos_ + len > data_.size()) pos_ = 0;
+    Slice s(data_.data() + pos_, len);
+    pos_ += len;
+    return s;
+  }
+
+ private:
+  std::string data_;
+  size_t pos_ = 0;
+};
+
+// What one thread measured; merged into the benchmark's result.
+struct ThreadStats {
+  uint64_t ops = 0;
+  uint64_t bytes = 0;
+  uint64_t found = 0;
+  double start = 0;
+  double finish = 0;
+  Histogram latency_us;
+  uint64_t next_report = 100;
+
+  void FinishedOps(uint64_t n, double op_start, bool track) {
+    ops += n;
+    if (track) latency_us.Add(static_cast<uint64_t>((NowSeconds() - op_start) * 1e6));
+  }
+};
+
+struct Result {
+  std::string name;
+  uint64_t ops = 0;
+  uint64_t bytes = 0;
+  uint64_t found = 0;
+  uint64_t reads = 0;  // for "(found of reads found)"
+  bool is_read = false;
+  double elapsed = 0;
+  double thread_seconds = 0;
+  Histogram latency_us;
+};
+
+class Benchmark {
+ public:
+  explicit Benchmark(uint64_t seed) : seed_(seed), keys_(FLAGS_key_size) {}
+
+  int Run() {
+    PrintHeader();
+    std::vector<Result> results;
+    size_t start = 0;
+    const std::string& list = FLAGS_benchmarks;
+    while (start <= list.size()) {
+      size_t end = list.find(',', start);
+      if (end == std::string::npos) end = list.size();
+      std::string name = list.substr(start, end - start);
+      start = end + 1;
+      if (name.empty()) continue;
+      int rc = RunOne(name, &results);
+      if (rc != 0) return rc;
+    }
+    if (FLAGS_statistics && options_.statistics) {
+      std::printf("STATISTICS:\n%s", options_.statistics->ToString().c_str());
+    }
+    if (!FLAGS_report_json.empty()) WriteJson(results);
+    if (db_) {
+      Status s = db_->Close();
+      if (!s.ok()) std::fprintf(stderr, "close: %s\n", s.ToString().c_str());
+    }
+    return 0;
+  }
+
+ private:
+  enum class Op { kFillSeq, kFillRandom, kOverwrite, kReadRandom, kReadSeq, kReadReverse };
+
+  void PrintHeader() {
+    std::printf("shale:      version 0.1.0\n");
+    std::time_t now = std::time(nullptr);
+    char date[64];
+    std::strftime(date, sizeof(date), "%a %b %d %H:%M:%S %Y", std::localtime(&now));
+    std::printf("Date:       %s\n", date);
+    std::printf("CPU:        %u * %s\n", std::thread::hardware_concurrency(), CpuModel().c_str());
+    std::printf("Seed:       %llu (replay with -seed=%llu)\n",
+                static_cast<unsigned long long>(seed_), static_cast<unsigned long long>(seed_));
+    std::printf("Keys:       %d bytes each\n", FLAGS_key_size);
+    std::printf("Values:     %d bytes each (%d bytes after compression)\n", FLAGS_value_size,
+                FLAGS_value_size / 2);
+    std::printf("Entries:    %lld\n", static_cast<long long>(FLAGS_num));
+    const double raw = static_cast<double>(FLAGS_key_size + FLAGS_value_size) *
+                       static_cast<double>(FLAGS_num) / 1048576.0;
+    std::printf("RawSize:    %.1f MB (estimated)\n", raw);
+    const double value_on_disk = FLAGS_compression_type == "none" ? FLAGS_value_size
+                                                                  : FLAGS_value_size / 2.0;
+    std::printf("FileSize:   %.1f MB (estimated)\n",
+                (FLAGS_key_size + value_on_disk) * static_cast<double>(FLAGS_num) / 1048576.0);
+    std::printf("Compression: %s\n", FLAGS_compression_type == "none" ? "NoCompression" : "ZSTD");
+    std::printf("Memtablerep: SkipList\n");
+    std::printf("------------------------------------------------\n");
+    std::fflush(stdout);
+  }
+
+  static std::string CpuModel() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("model name", 0) == 0) {
+        size_t colon = line.find(':');
+        if (colon != std::string::npos) return line.substr(colon + 2);
+      }
+    }
+    return "unknown";
+  }
+
+  Options MakeOptions() {
+    Options o;
+    o.create_if_missing = true;
+    o.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
+    o.max_write_buffer_number = FLAGS_max_write_buffer_number;
+    o.compression = FLAGS_compression_type == "zstd" ? CompressionType::kZSTD
+                                                     : CompressionType::kNoCompression;
+    o.block_size = static_cast<size_t>(FLAGS_block_size);
+    o.bloom_bits_per_key = FLAGS_bloom_bits;
+    o.max_background_jobs = FLAGS_max_background_jobs;
+    o.max_open_files = FLAGS_open_files;
+    if (!FLAGS_merge_operator.empty()) {
+      o.merge_operator = MergeOperators::CreateFromName(FLAGS_merge_operator);
+    }
+    if (FLAGS_statistics) o.statistics = options_.statistics ? options_.statistics
+                                                             : CreateDBStatistics();
+    return o;
+  }
+
+  bool OpenDB(bool fresh) {
+    if (db_) {
+      Status s = db_->Close();
+      db_.reset();
+      if (!s.ok()) std::fprintf(stderr, "close: %s\n", s.ToString().c_str());
+    }
+    options_ = MakeOptions();
+    if (fresh) {
+      Status s = DestroyDB(FLAGS_db, options_);
+      if (!s.ok()) {
+        std::fprintf(stderr, "destroy %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
+        return false;
+      }
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(FLAGS_db).parent_path(), ec);
+    Status s = DB::Open(options_, FLAGS_db, &db_);
+    if (!s.ok()) {
+      std::fprintf(stderr, "open %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
+      return false;
+    }
+    std::printf("DB path: [%s]\n", FLAGS_db.c_str());
+    return true;
+  }
+
+  int RunOne(const std::string& name, std::vector<Result>* results) {
+    Op op;
+    bool fresh = false;
+    bool is_read = false;
+    bool sync = FLAGS_sync;
+    if (name == "fillseq") {
+      op = Op::kFillSeq;
+      fresh = true;
+    } else if (name == "fillrandom" || name == "filluniquerandom") {
+      op = Op::kFillRandom;
+      fresh = true;
+    } else if (name == "fillsync") {
+      op = Op::kFillRandom;
+      fresh = true;
+      sync = true;
+    } else if (name == "overwrite") {
+      op = Op::kOverwrite;
+    } else if (name == "readrandom") {
+      op = Op::kReadRandom;
+      is_read = true;
+    } else if (name == "readseq") {
+      op = Op::kReadSeq;
+      is_read = true;
+    } else if (name == "readreverse") {
+      op = Op::kReadReverse;
+      is_read = true;
+    } else if (name == "stats") {
+      if (!db_ && !OpenDB(false)) return 1;
+      std::string stats;
+      db_->GetProperty("shale.stats", &stats);
+      std::printf("\n%s\n", stats.c_str());
+      return 0;
+    } else {
+      std::fprintf(stderr, "db_bench: unknown benchmark '%s'\n", name.c_str());
+      return 2;
+    }
+    if (fresh && FLAGS_use_existing_db) {
+      std::printf("%-12s : skipped (--use_existing_db is true)\n", name.c_str());
+      return 0;
+    }
+    if (fresh || !db_) {
+      if (!OpenDB(fresh)) return 1;
+    }
+    benchmark_index_++;
+    Result r = RunThreads(name, op, sync);
+    r.is_read = is_read;
+    Report(r);
+    results->push_back(std::move(r));
+    return 0;
+  }
+
+  Result RunThreads(const std::string& name, Op op, bool sync) {
+    const int n = FLAGS_threads;
+    std::vector<ThreadStats> stats(n);
+    std::mutex mu;
+    std::condition_variable cv;
+    int ready = 0;
+    bool go = false;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < n; t++) {
+      threads.emplace_back([&, t] {
+        {
+          std::unique_lock<std::mutex> l(mu);
+          ready++;
+          cv.notify_all();
+          cv.wait(l, [&] { return go; });
+        }
+        ThreadStats& st = stats[t];
+        st.start = NowSeconds();
+        RunOp(op, t, sync, &st);
+        st.finish = NowSeconds();
+      });
+    }
+    {
+      std::unique_lock<std::mutex> l(mu);
+      cv.wait(l, [&] { return ready == n; });
+      go = true;
+      cv.notify_all();
+    }
+    for (auto& th : threads) th.join();
+    if (FLAGS_progress) std::fprintf(stderr, "%60s\r", "");
+
+    Result r;
+    r.name = name;
+    double first_start = stats[0].start;
+    double last_finish = stats[0].finish;
+    for (const ThreadStats& st : stats) {
+      r.ops += st.ops;
+      r.bytes += st.bytes;
+      r.found += st.found;
+      r.thread_seconds += st.finish - st.start;
+      r.latency_us.Merge(st.latency_us);
+      first_start = std::min(first_start, st.start);
+      last_finish = std::max(last_finish, st.finish);
+    }
+    r.reads = r.ops;
+    r.elapsed = last_finish - first_start;
+    return r;
+  }
+
+  void ReportProgress(ThreadStats* st, int thread) {
+    if (!FLAGS_progress || thread != 0 || st->ops < st->next_report) return;
+    // 100, 200 ... 1000, 1500 ... 5000, 6000 ... as RocksDB spaces them.
+    uint64_t step = st->next_report < 1000      ? 100
+                    : st->next_report < 5000    ? 500
+                    : st->next_report < 10000   ? 1000
+                    : st->next_report < 50000   ? 5000
+                    : st->next_report < 100000  ? 10000
+                    : st->next_report < 500000  ? 50000
+                                                : 100000;
+    st->next_report += step;
+    std::fprintf(stderr, "... finished %llu ops%30s\r", static_cast<unsigned long long>(st->ops),
+                 "");
+  }
+
+  void RunOp(Op op, int thread, bool sync, ThreadStats* st) {
+    const bool track = FLAGS_histogram;
+    const double deadline = FLAGS_duration > 0 ? NowSeconds() + FLAGS_duration : 0;
+    const uint64_t num = static_cast<uint64_t>(FLAGS_num);
+    const bool is_write = op == Op::kFillSeq || op == Op::kFillRandom || op == Op::kOverwrite;
+    const int64_t limit_flag = is_write ? FLAGS_writes : FLAGS_reads;
+    const uint64_t limit = limit_flag >= 0 ? static_cast<uint64_t>(limit_flag) : num;
+    // Each benchmark and thread draws its own key sequence (a read must not replay the keys
+    // the fill wrote), yet all of it follows from -seed.
+    Random rnd(seed_ + 1000003 * benchmark_index_ + 1000 * static_cast<uint64_t>(thread) + 1);
+    std::string key;
+    auto expired = [&] { return deadline > 0 && NowSeconds() >= deadline; };
+
+    if (is_write) {
+      ValueSource values(seed_ + static_cast<uint64_t>(thread));
+      WriteOptions wo;
+      wo.sync = sync;
+      wo.disableWAL = FLAGS_disable_wal;
+      WriteBatch batch;
+      const uint64_t per_batch = static_cast<uint64_t>(FLAGS_batch_size);
+      for (uint64_t i = 0; i < limit && !expired(); i += per_batch) {
+        const double t0 = track ? NowSeconds() : 0;
+        batch.Clear();
+        uint64_t in_batch = std::min(per_batch, limit - i);
+        for (uint64_t j = 0; j < in_batch; j++) {
+          uint64_t k = op == Op::kFillSeq ? i + j : (num == 0 ? 0 : rnd.Uniform(num));
+          keys_.Make(k, &key);
+          Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
+          Status s = batch.Put(key, v);
+          if (!s.ok()) Die("put", s);
+          st->bytes += key.size() + v.size();
+        }
+        Status s = db_->Write(wo, &batch);
+        if (!s.ok()) Die("write", s);
+        st->FinishedOps(in_batch, t0, track);
+        ReportProgress(st, thread);
+      }
+      return;
+    }
+
+    if (op == Op::kReadRandom) {
+      PinnableSlice value;
+      ReadOptions ro;
+      for (uint64_t i = 0; i < limit && !expired(); i++) {
+        const double t0 = track ? NowSeconds() : 0;
+        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+        Status s = db_->Get(ro, key, &value);
+        if (s.ok()) {
+          st->found++;
+          st->bytes += key.size() + value.size();
+        } else if (!s.IsNotFound()) {
+          Die("get", s);
+        }
+        st->FinishedOps(1, t0, track);
+        ReportProgress(st, thread);
+      }
+      return;
+    }
+
+    // readseq / readreverse
+    std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+    const bool forward = op == Op::kReadSeq;
+    uint64_t i = 0;
+    for (forward ? it->SeekToFirst() : it->SeekToLast(); i < limit && it->Valid() && !expired();
+         forward ? it->Next() : it->Prev()) {
+      const double t0 = track ? NowSeconds() : 0;
+      st->bytes += it->key().size() + it->value().size();
+      st->found++;
+      i++;
+      st->FinishedOps(1, t0, track);
+      ReportProgress(st, thread);
+    }
+    if (!it->status().ok()) Die("iterator", it->status());
+  }
+
+  [[noreturn]] static void Die(const char* what, const Status& s) {
+    std::fprintf(stderr, "db_bench: %s failed: %s\n", what, s.ToString().c_str());
+    std::exit(1);
+  }
+
+  static void Report(const Result& r) {
+    const double ops = static_cast<double>(r.ops);
+    const double micros_per_op = r.ops == 0 ? 0 : r.thread_seconds * 1e6 / ops;
+    const long ops_per_sec = r.elapsed > 0 ? static_cast<long>(ops / r.elapsed) : 0;
+    std::string extra;
+    if (r.bytes > 0 && r.elapsed > 0) {
+      extra = fmt::format(" {:6.1f} MB/s", static_cast<double>(r.bytes) / 1048576.0 / r.elapsed);
+    }
+    if (r.is_read) {
+      extra += fmt::format(" ({} of {} found)", r.found, r.reads);
+    }
+    std::printf("%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %llu operations;%s\n",
+                r.name.c_str(), micros_per_op, ops_per_sec, r.elapsed,
+                static_cast<unsigned long long>(r.ops), extra.c_str());
+    if (FLAGS_histogram) {
+      std::printf("Microseconds per %s:\n%s\n", r.is_read ? "read" : "write",
+                  r.latency_us.ToString().c_str());
+    }
+    std::fflush(stdout);
+  }
+
+  void WriteJson(const std::vector<Result>& results) {
+    std::string out = fmt::format("{{\n  \"engine\": \"shale\",\n  \"seed\": {},\n  \"results\": [\n",
+                                  seed_);
+    for (size_t i = 0; i < results.size(); i++) {
+      const Result& r = results[i];
+      const double ops = static_cast<double>(r.ops);
+      out += fmt::format(
+          "    {{\"name\": \"{}\", \"operations\": {}, \"seconds\": {:.6f}, \"ops_per_sec\": {:.1f}, "
+          "\"micros_per_op\": {:.4f}, \"mb_per_sec\": {:.3f}, \"found\": {}, "
+          "\"p50\": {:.3f}, \"p75\": {:.3f}, \"p99\": {:.3f}, \"p999\": {:.3f}, \"p9999\": {:.3f}}}{}\n",
+          r.name, r.ops, r.elapsed, r.elapsed > 0 ? ops / r.elapsed : 0,
+          r.ops ? r.thread_seconds * 1e6 / ops : 0,
+          r.elapsed > 0 ? static_cast<double>(r.bytes) / 1048576.0 / r.elapsed : 0, r.found,
+          r.latency_us.Percentile(50), r.latency_us.Percentile(75), r.latency_us.Percentile(99),
+          r.latency_us.Percentile(99.9), r.latency_us.Percentile(99.99),
+          i + 1 < results.size() ? "," : "");
+    }
+    out += "  ]\n}\n";
+    std::ofstream f(FLAGS_report_json);
+    f << out;
+    if (!f) std::fprintf(stderr, "db_bench: cannot write %s\n", FLAGS_report_json.c_str());
+  }
+
+  const uint64_t seed_;
+  uint64_t benchmark_index_ = 0;
+  const KeyFormat keys_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+};
+
+}  // namespace
+}  // namespace shale::bench
+
+int main(int argc, char** argv) {
+  shale::bench::ParseFlagsStrictly(argc, argv);
+  shale::bench::CheckFlagRanges();
+  if (FLAGS_db.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    FLAGS_db = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/shaledb_bench";
+  }
+  const uint64_t seed =
+      FLAGS_seed != 0
+          ? FLAGS_seed
+          : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  shale::bench::Benchmark bench(seed);
+  return bench.Run();
+}
