@@ -1,0 +1,536 @@
+#include "tests/fault_injection_fs.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace shale::test {
+
+// ---------------------------------------------------------------- handles
+
+class FaultInjectionFileSystem::Writable final : public WritableFile {
+ public:
+  Writable(FaultInjectionFileSystem* fs, uint64_t generation, std::shared_ptr<FileState> file,
+           std::string path, uint64_t size)
+      : fs_(fs), generation_(generation), file_(std::move(file)), path_(std::move(path)),
+        size_(size) {}
+  Status Append(const Slice& data) override {
+    if (closed_) return Status::IOError(path_, "append after close");
+    Status s = fs_->Append(generation_, file_, path_, data);
+    if (s.ok()) size_ += data.size();
+    return s;
+  }
+  Status Flush() override { return closed_ ? Status::IOError(path_, "closed") : Status::OK(); }
+  Status Sync() override {
+    if (closed_) return Status::IOError(path_, "sync after close");
+    return fs_->Sync(generation_, file_, path_);
+  }
+  Status Close() override {
+    closed_ = true;
+    return Status::OK();
+  }
+  uint64_t GetFileSize() const override { return size_; }
+
+ private:
+  FaultInjectionFileSystem* const fs_;
+  const uint64_t generation_;
+  const std::shared_ptr<FileState> file_;
+  const std::string path_;
+  uint64_t size_;
+  bool closed_ = false;
+};
+
+class FaultInjectionFileSystem::Sequential final : public SequentialFile {
+ public:
+  Sequential(FaultInjectionFileSystem* fs, uint64_t generation, std::shared_ptr<FileState> file,
+             std::string path)
+      : fs_(fs), generation_(generation), file_(std::move(file)), path_(std::move(path)) {}
+  Status Read(size_t n, Slice* result, char* scratch) override {
+    Status s = fs_->Read(generation_, file_, path_, offset_, n, /*sequential=*/true, result,
+                         scratch);
+    if (s.ok()) offset_ += result->size();
+    return s;
+  }
+  Status Skip(uint64_t n) override {
+    offset_ += n;
+    return Status::OK();
+  }
+
+ private:
+  FaultInjectionFileSystem* const fs_;
+  const uint64_t generation_;
+  const std::shared_ptr<FileState> file_;
+  const std::string path_;
+  uint64_t offset_ = 0;
+};
+
+class FaultInjectionFileSystem::RandomAccess final : public RandomAccessFile {
+ public:
+  RandomAccess(FaultInjectionFileSystem* fs, uint64_t generation,
+               std::shared_ptr<FileState> file, std::string path)
+      : fs_(fs), generation_(generation), file_(std::move(file)), path_(std::move(path)) {}
+  Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
+    return fs_->Read(generation_, file_, path_, offset, n, /*sequential=*/false, result,
+                     scratch);
+  }
+
+ private:
+  FaultInjectionFileSystem* const fs_;
+  const uint64_t generation_;
+  const std::shared_ptr<FileState> file_;
+  const std::string path_;
+};
+
+class FaultInjectionFileSystem::Dir final : public Directory {
+ public:
+  Dir(FaultInjectionFileSystem* fs, uint64_t generation, std::string path)
+      : fs_(fs), generation_(generation), path_(std::move(path)) {}
+  Status Fsync() override { return fs_->SyncDir(generation_, path_); }
+
+ private:
+  FaultInjectionFileSystem* const fs_;
+  const uint64_t generation_;
+  const std::string path_;
+};
+
+class FaultInjectionFileSystem::Lock final : public FileLock {
+ public:
+  Lock(FaultInjectionFileSystem* fs, uint64_t generation, std::string path)
+      : fs_(fs), generation_(generation), path_(std::move(path)) {}
+  ~Lock() override { fs_->Unlock(generation_, path_); }
+
+ private:
+  FaultInjectionFileSystem* const fs_;
+  const uint64_t generation_;
+  const std::string path_;
+};
+
+// ---------------------------------------------------------------- helpers
+
+FaultInjectionFileSystem::FaultInjectionFileSystem(uint64_t seed) : rnd_(seed) {
+  dirs_["/"] = true;
+}
+
+FaultInjectionFileSystem::~FaultInjectionFileSystem() = default;
+
+std::string FaultInjectionFileSystem::Parent(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+Status FaultInjectionFileSystem::CheckGeneration(uint64_t generation) const {
+  if (generation != generation_) return Status::IOError("file system crashed; handle is stale");
+  return Status::OK();
+}
+
+uint64_t FaultInjectionFileSystem::StoredBytes() const {
+  uint64_t total = 0;
+  for (const auto& [path, file] : files_) total += file->data.size();
+  return total;
+}
+
+Status FaultInjectionFileSystem::CountOp(FaultOp op, const std::string& path) {
+  op_count_++;
+  if (fail_op_number_ != 0 && op_count_ == fail_op_number_) {
+    injected_[static_cast<int>(FaultKind::kIOError)]++;
+    return Status::IOError(path, "injected EIO (operation #" + std::to_string(op_count_) + ")");
+  }
+  const int i = static_cast<int>(op);
+  if (error_one_in_[i] != 0 &&
+      (error_pattern_[i].empty() || path.find(error_pattern_[i]) != std::string::npos) &&
+      rnd_.OneIn(error_one_in_[i])) {
+    injected_[static_cast<int>(FaultKind::kIOError)]++;
+    return Status::IOError(path, "injected EIO");
+  }
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------- file data
+
+Status FaultInjectionFileSystem::Append(uint64_t generation,
+                                        const std::shared_ptr<FileState>& file,
+                                        const std::string& path, const Slice& data) {
+  MutexLock l(&mu_);
+  Status s = CheckGeneration(generation);
+  if (s.ok()) s = CountOp(FaultOp::kWrite, path);
+  if (!s.ok()) return s;
+  size_t n = data.size();
+  bool no_space = false;
+  const uint64_t stored = StoredBytes();
+  if (quota_ != UINT64_MAX && stored + n > quota_) {
+    n = stored >= quota_ ? 0 : static_cast<size_t>(quota_ - stored);
+    no_space = true;
+  }
+  const size_t start = file->data.size();
+  file->data.append(data.data(), n);
+  if (write_flip_one_in_ != 0 && n > 0 && rnd_.OneIn(write_flip_one_in_)) {
+    file->data[start + rnd_.Uniform(n)] ^= static_cast<char>(1 << rnd_.Uniform(8));
+    injected_[static_cast<int>(FaultKind::kWriteBitFlip)]++;
+  }
+  if (no_space) {
+    injected_[static_cast<int>(FaultKind::kNoSpace)]++;
+    return Status::IOError(path, "No space left on device");
+  }
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::Sync(uint64_t generation, const std::shared_ptr<FileState>& file,
+                                      const std::string& path) {
+  MutexLock l(&mu_);
+  Status s = CheckGeneration(generation);
+  if (s.ok()) s = CountOp(FaultOp::kSync, path);
+  if (!s.ok()) return s;  // a failed sync makes nothing durable
+  file->synced = file->data.size();
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::Read(uint64_t generation, const std::shared_ptr<FileState>& file,
+                                      const std::string& path, uint64_t offset, size_t n,
+                                      bool sequential, Slice* result, char* scratch) {
+  MutexLock l(&mu_);
+  Status s = CheckGeneration(generation);
+  if (s.ok()) s = CountOp(FaultOp::kRead, path);
+  if (!s.ok()) return s;
+  const uint64_t size = file->data.size();
+  size_t len = offset >= size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+  if (sequential && short_read_one_in_ != 0 && len > 1 && rnd_.OneIn(short_read_one_in_)) {
+    len = 1 + static_cast<size_t>(rnd_.Uniform(len - 1));
+    injected_[static_cast<int>(FaultKind::kShortRead)]++;
+  }
+  if (len > 0) std::memcpy(scratch, file->data.data() + offset, len);
+  if (read_flip_one_in_ != 0 && len > 0 && rnd_.OneIn(read_flip_one_in_)) {
+    scratch[rnd_.Uniform(len)] ^= static_cast<char>(1 << rnd_.Uniform(8));
+    injected_[static_cast<int>(FaultKind::kReadBitFlip)]++;
+  }
+  *result = Slice(scratch, len);
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------- namespace
+
+Status FaultInjectionFileSystem::NewWritableFile(const std::string& path, const FileOptions&,
+                                                 std::unique_ptr<WritableFile>* result) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kOpen, path);
+  if (!s.ok()) return s;
+  if (dirs_.count(Parent(path)) == 0) return Status::NotFound(path, "no such directory");
+  auto file = std::make_shared<FileState>();  // a new inode; old handles keep the old one
+  files_[path] = file;
+  *result = std::make_unique<Writable>(this, generation_, file, path, 0);
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::ReopenWritableFile(const std::string& path, const FileOptions&,
+                                                    std::unique_ptr<WritableFile>* result) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kOpen, path);
+  if (!s.ok()) return s;
+  if (dirs_.count(Parent(path)) == 0) return Status::NotFound(path, "no such directory");
+  auto& file = files_[path];
+  if (file == nullptr) file = std::make_shared<FileState>();
+  *result = std::make_unique<Writable>(this, generation_, file, path, file->data.size());
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::NewSequentialFile(const std::string& path, const FileOptions&,
+                                                   std::unique_ptr<SequentialFile>* result) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kOpen, path);
+  if (!s.ok()) return s;
+  auto it = files_.find(path);
+  if (it == files_.end()) return Status::NotFound(path, "no such file");
+  *result = std::make_unique<Sequential>(this, generation_, it->second, path);
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::NewRandomAccessFile(const std::string& path,
+                                                     const FileOptions&,
+                                                     std::unique_ptr<RandomAccessFile>* result) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kOpen, path);
+  if (!s.ok()) return s;
+  auto it = files_.find(path);
+  if (it == files_.end()) return Status::NotFound(path, "no such file");
+  *result = std::make_unique<RandomAccess>(this, generation_, it->second, path);
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::NewDirectory(const std::string& path,
+                                              std::unique_ptr<Directory>* result) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kOpen, path);
+  if (!s.ok()) return s;
+  if (dirs_.count(path) == 0) return Status::NotFound(path, "no such directory");
+  *result = std::make_unique<Dir>(this, generation_, path);
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::SyncDir(uint64_t generation, const std::string& dir) {
+  MutexLock l(&mu_);
+  Status s = CheckGeneration(generation);
+  if (s.ok()) s = CountOp(FaultOp::kDirSync, dir);
+  if (!s.ok()) return s;
+  // The durable view of dir's entries becomes the current one.
+  for (auto it = durable_files_.begin(); it != durable_files_.end();) {
+    it = Parent(it->first) == dir ? durable_files_.erase(it) : std::next(it);
+  }
+  for (const auto& [path, file] : files_) {
+    if (Parent(path) == dir) durable_files_[path] = file;
+  }
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::FileExists(const std::string& path) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kMetadata, path);
+  if (!s.ok()) return s;
+  if (files_.count(path) != 0 || dirs_.count(path) != 0) return Status::OK();
+  return Status::NotFound(path);
+}
+
+Status FaultInjectionFileSystem::GetChildren(const std::string& dir,
+                                             std::vector<std::string>* names) {
+  names->clear();
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kMetadata, dir);
+  if (!s.ok()) return s;
+  if (dirs_.count(dir) == 0) return Status::NotFound(dir, "no such directory");
+  for (const auto& [path, file] : files_) {
+    if (Parent(path) == dir) names->push_back(path.substr(dir.size() + (dir == "/" ? 0 : 1)));
+  }
+  for (const auto& [path, present] : dirs_) {
+    if (path != dir && Parent(path) == dir) {
+      names->push_back(path.substr(dir.size() + (dir == "/" ? 0 : 1)));
+    }
+  }
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::DeleteFile(const std::string& path) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kDelete, path);
+  if (!s.ok()) return s;
+  if (files_.erase(path) == 0) return Status::NotFound(path, "no such file");
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::CreateDirIfMissing(const std::string& dir) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kMetadata, dir);
+  if (!s.ok()) return s;
+  if (files_.count(dir) != 0) return Status::IOError(dir, "exists and is not a directory");
+  if (dirs_.count(Parent(dir)) == 0) return Status::NotFound(dir, "parent does not exist");
+  dirs_[dir] = true;
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::DeleteDir(const std::string& dir) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kDelete, dir);
+  if (!s.ok()) return s;
+  for (const auto& [path, file] : files_) {
+    if (Parent(path) == dir) return Status::IOError(dir, "directory not empty");
+  }
+  if (dirs_.erase(dir) == 0) return Status::NotFound(dir, "no such directory");
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::GetFileSize(const std::string& path, uint64_t* size) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kMetadata, path);
+  if (!s.ok()) return s;
+  auto it = files_.find(path);
+  if (it == files_.end()) return Status::NotFound(path, "no such file");
+  *size = it->second->data.size();
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::RenameFile(const std::string& src, const std::string& target) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kRename, src);
+  if (!s.ok()) return s;
+  auto it = files_.find(src);
+  if (it == files_.end()) return Status::NotFound(src, "no such file");
+  std::shared_ptr<FileState> file = it->second;
+  files_.erase(it);
+  files_[target] = std::move(file);
+  return Status::OK();
+}
+
+Status FaultInjectionFileSystem::LockFile(const std::string& path,
+                                          std::unique_ptr<FileLock>* lock) {
+  MutexLock l(&mu_);
+  Status s = CountOp(FaultOp::kMetadata, path);
+  if (!s.ok()) return s;
+  auto it = locks_.find(path);
+  if (it != locks_.end() && it->second == generation_) {
+    return Status::IOError("lock " + path, "held by another opener");
+  }
+  if (files_.count(path) == 0) {
+    if (dirs_.count(Parent(path)) == 0) return Status::NotFound(path, "no such directory");
+    files_[path] = std::make_shared<FileState>();
+  }
+  locks_[path] = generation_;
+  *lock = std::make_unique<Lock>(this, generation_, path);
+  return Status::OK();
+}
+
+void FaultInjectionFileSystem::Unlock(uint64_t generation, const std::string& path) {
+  MutexLock l(&mu_);
+  auto it = locks_.find(path);
+  if (it != locks_.end() && it->second == generation) locks_.erase(it);
+}
+
+// ---------------------------------------------------------------- crashes and faults
+
+void FaultInjectionFileSystem::Crash(CrashMode mode, bool revert_directories) {
+  MutexLock l(&mu_);
+  generation_++;
+  locks_.clear();
+  if (revert_directories) files_ = durable_files_;
+  // Files reachable from either view lose their volatile bytes per the mode.
+  std::vector<std::shared_ptr<FileState>> all;
+  for (const auto& [path, file] : files_) all.push_back(file);
+  for (const auto& [path, file] : durable_files_) all.push_back(file);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  for (const auto& file : all) {
+    const size_t synced = std::min(file->synced, file->data.size());
+    const size_t volatile_bytes = file->data.size() - synced;
+    switch (mode) {
+      case CrashMode::kDropUnsynced:
+        file->data.resize(synced);
+        break;
+      case CrashMode::kTornPrefix:
+        file->data.resize(synced + static_cast<size_t>(rnd_.Uniform(volatile_bytes + 1)));
+        break;
+      case CrashMode::kRandomBlocks: {
+        // Keep or zero each 4 KiB-aligned block of the volatile range; the file keeps the
+        // length of its last kept block.
+        constexpr size_t kBlock = 4096;
+        size_t keep_to = synced;
+        for (size_t b = synced / kBlock * kBlock; b < file->data.size(); b += kBlock) {
+          size_t from = std::max(b, synced);
+          size_t to = std::min(b + kBlock, file->data.size());
+          if (rnd_.OneIn(2)) {
+            keep_to = to;
+          } else {
+            std::memset(file->data.data() + from, 0, to - from);
+          }
+        }
+        file->data.resize(keep_to);
+        break;
+      }
+    }
+    file->synced = file->data.size();
+  }
+  durable_files_ = files_;
+}
+
+void FaultInjectionFileSystem::SetErrorRate(FaultOp op, uint32_t one_in,
+                                            const std::string& pattern) {
+  MutexLock l(&mu_);
+  error_one_in_[static_cast<int>(op)] = one_in;
+  error_pattern_[static_cast<int>(op)] = pattern;
+}
+
+void FaultInjectionFileSystem::FailOperationNumber(uint64_t k) {
+  MutexLock l(&mu_);
+  fail_op_number_ = k;
+}
+
+void FaultInjectionFileSystem::SetSpaceQuota(uint64_t bytes) {
+  MutexLock l(&mu_);
+  quota_ = bytes;
+}
+
+void FaultInjectionFileSystem::SetShortReadRate(uint32_t one_in) {
+  MutexLock l(&mu_);
+  short_read_one_in_ = one_in;
+}
+
+void FaultInjectionFileSystem::SetReadBitFlipRate(uint32_t one_in) {
+  MutexLock l(&mu_);
+  read_flip_one_in_ = one_in;
+}
+
+void FaultInjectionFileSystem::SetWriteBitFlipRate(uint32_t one_in) {
+  MutexLock l(&mu_);
+  write_flip_one_in_ = one_in;
+}
+
+void FaultInjectionFileSystem::DisableAllFaults() {
+  MutexLock l(&mu_);
+  fail_op_number_ = 0;
+  error_one_in_.fill(0);
+  quota_ = UINT64_MAX;
+  short_read_one_in_ = 0;
+  read_flip_one_in_ = 0;
+  write_flip_one_in_ = 0;
+}
+
+bool FaultInjectionFileSystem::CorruptFile(const std::string& path, uint64_t offset, int bit) {
+  MutexLock l(&mu_);
+  auto it = files_.find(path);
+  if (it == files_.end() || offset >= it->second->data.size()) return false;
+  it->second->data[offset] ^= static_cast<char>(1 << (bit & 7));
+  return true;
+}
+
+uint64_t FaultInjectionFileSystem::operation_count() const {
+  MutexLock l(&mu_);
+  return op_count_;
+}
+
+uint64_t FaultInjectionFileSystem::InjectedCount(FaultKind kind) const {
+  MutexLock l(&mu_);
+  return injected_[static_cast<int>(kind)];
+}
+
+uint64_t FaultInjectionFileSystem::TotalInjected() const {
+  MutexLock l(&mu_);
+  uint64_t total = 0;
+  for (uint64_t n : injected_) total += n;
+  return total;
+}
+
+std::vector<std::string> FaultInjectionFileSystem::ListFiles() const {
+  MutexLock l(&mu_);
+  std::vector<std::string> names;
+  for (const auto& [path, file] : files_) names.push_back(path);
+  return names;
+}
+
+uint64_t FaultInjectionFileSystem::FileSize(const std::string& path) const {
+  MutexLock l(&mu_);
+  auto it = files_.find(path);
+  return it == files_.end() ? 0 : it->second->data.size();
+}
+
+uint64_t FaultInjectionFileSystem::FileDurableSize(const std::string& path) const {
+  MutexLock l(&mu_);
+  auto it = files_.find(path);
+  return it == files_.end() ? 0 : std::min(it->second->synced, it->second->data.size());
+}
+
+bool FaultInjectionFileSystem::Exists(const std::string& path) const {
+  MutexLock l(&mu_);
+  return files_.count(path) != 0;
+}
+
+std::string FaultInjectionFileSystem::FileContents(const std::string& path) const {
+  MutexLock l(&mu_);
+  auto it = files_.find(path);
+  return it == files_.end() ? std::string() : it->second->data;
+}
+
+void FaultInjectionFileSystem::SetFileContents(const std::string& path, const std::string& data) {
+  MutexLock l(&mu_);
+  auto& file = files_[path];
+  if (file == nullptr) file = std::make_shared<FileState>();
+  file->data = data;
+  file->synced = data.size();
+}
+
+}  // namespace shale::test
