@@ -22,17 +22,28 @@ void Reader::Stop(End end, uint64_t offset, const char* what) {
 }
 
 bool Reader::FillBuffer() {
-  Slice got;
-  Status s = file_->Read(kBlockSize, &got, backing_.get());
-  if (!s.ok()) {
-    end_ = End::kIOError;
-    status_ = Status::IOError(fmt::format("{}: offset {}", file_name_, buffer_end_offset_),
-                              s.ToString());
-    return false;
+  // A read may return fewer bytes than asked for before the end of the file; only an empty
+  // read means the end.
+  size_t filled = 0;
+  while (filled < static_cast<size_t>(kBlockSize)) {
+    Slice got;
+    char* dst = backing_.get() + filled;
+    Status s = file_->Read(kBlockSize - filled, &got, dst);
+    if (!s.ok()) {
+      end_ = End::kIOError;
+      status_ = Status::IOError(
+          fmt::format("{}: offset {}", file_name_, buffer_end_offset_ + filled), s.ToString());
+      return false;
+    }
+    if (got.empty()) {
+      eof_ = true;
+      break;
+    }
+    if (got.data() != dst) std::memmove(dst, got.data(), got.size());
+    filled += got.size();
   }
-  buffer_ = got;
-  buffer_end_offset_ += got.size();
-  if (got.size() < static_cast<size_t>(kBlockSize)) eof_ = true;
+  buffer_ = Slice(backing_.get(), filled);
+  buffer_end_offset_ += filled;
   return true;
 }
 

@@ -250,7 +250,8 @@ Status DBImpl::RecoverLogs() {
               });
   }
   if (s.ok() && copied_seq != last_seq) {
-    s = Status::IOError("WAL changed during recovery", dbname_);
+    // The same bytes read twice gave different records: the device returns unstable data.
+    s = Status::Corruption("WAL read back differently during recovery", dbname_);
   }
   if (s.ok()) s = log_->Sync();
   if (s.ok()) s = db_dir_->Fsync();
