@@ -1,0 +1,294 @@
+// Utilities: fixed/varint coding, crc32c (hardware and portable), hashing, arenas, the random
+// generator and histograms.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/util/arena.h"
+#include "src/util/coding.h"
+#include "src/util/crc32c.h"
+#include "src/util/hash.h"
+#include "src/util/histogram.h"
+#include "src/util/random.h"
+
+namespace shale {
+namespace {
+
+TEST(CodingTest, FixedRoundTripAndLayout) {
+  std::string s;
+  for (uint32_t v = 0; v < 100000; v += 997) PutFixed32(&s, v);
+  PutFixed64(&s, 0x0102030405060708ull);
+  Slice in(s);
+  for (uint32_t v = 0; v < 100000; v += 997) {
+    uint32_t got;
+    ASSERT_TRUE(GetFixed32(&in, &got));
+    EXPECT_EQ(got, v);
+  }
+  // Little-endian on disk.
+  EXPECT_EQ(static_cast<uint8_t>(in[0]), 0x08);
+  EXPECT_EQ(static_cast<uint8_t>(in[7]), 0x01);
+  uint64_t got64;
+  ASSERT_TRUE(GetFixed64(&in, &got64));
+  EXPECT_EQ(got64, 0x0102030405060708ull);
+  EXPECT_TRUE(in.empty());
+  EXPECT_FALSE(GetFixed64(&in, &got64));
+}
+
+TEST(CodingTest, VarintRoundTripEveryLength) {
+  std::vector<uint64_t> values;
+  for (int shift = 0; shift < 64; shift++) {
+    const uint64_t p = uint64_t{1} << shift;
+    values.insert(values.end(), {p - 1, p, p + 1});
+  }
+  values.push_back(UINT64_MAX);
+  std::string s;
+  for (uint64_t v : values) PutVarint64(&s, v);
+  Slice in(s);
+  for (uint64_t v : values) {
+    const size_t before = in.size();
+    uint64_t got;
+    ASSERT_TRUE(GetVarint64(&in, &got));
+    EXPECT_EQ(got, v);
+    EXPECT_EQ(before - in.size(), static_cast<size_t>(VarintLength(v)));
+  }
+  EXPECT_TRUE(in.empty());
+
+  std::string s32;
+  for (uint32_t v : {0u, 127u, 128u, 16383u, 16384u, UINT32_MAX}) PutVarint32(&s32, v);
+  Slice in32(s32);
+  for (uint32_t v : {0u, 127u, 128u, 16383u, 16384u, UINT32_MAX}) {
+    uint32_t got;
+    ASSERT_TRUE(GetVarint32(&in32, &got));
+    EXPECT_EQ(got, v);
+  }
+}
+
+TEST(CodingTest, TruncatedAndOverlongVarintsAreRejected) {
+  std::string s;
+  PutVarint64(&s, UINT64_MAX);
+  for (size_t n = 0; n < s.size(); n++) {
+    uint64_t v;
+    EXPECT_EQ(GetVarint64Ptr(s.data(), s.data() + n, &v), nullptr) << n;
+  }
+  // Eleven continuation bytes: longer than any uint64 encoding.
+  std::string overlong(11, '\x80');
+  uint64_t v;
+  EXPECT_EQ(GetVarint64Ptr(overlong.data(), overlong.data() + overlong.size(), &v), nullptr);
+  // A 32-bit varint may not carry more than 32 bits.
+  std::string big;
+  PutVarint64(&big, uint64_t{1} << 40);
+  uint32_t v32;
+  EXPECT_EQ(GetVarint32Ptr(big.data(), big.data() + big.size(), &v32), nullptr);
+}
+
+TEST(CodingTest, LengthPrefixedSlices) {
+  std::string s;
+  PutLengthPrefixedSlice(&s, "");
+  PutLengthPrefixedSlice(&s, "foo");
+  PutLengthPrefixedSlice(&s, std::string(300, 'x'));
+  Slice in(s), out;
+  ASSERT_TRUE(GetLengthPrefixedSlice(&in, &out));
+  EXPECT_EQ(out.ToString(), "");
+  ASSERT_TRUE(GetLengthPrefixedSlice(&in, &out));
+  EXPECT_EQ(out.ToString(), "foo");
+  ASSERT_TRUE(GetLengthPrefixedSlice(&in, &out));
+  EXPECT_EQ(out.ToString(), std::string(300, 'x'));
+  EXPECT_FALSE(GetLengthPrefixedSlice(&in, &out));
+  // A length longer than what follows.
+  std::string bad;
+  PutVarint32(&bad, 10);
+  bad += "abc";
+  Slice bin(bad);
+  EXPECT_FALSE(GetLengthPrefixedSlice(&bin, &out));
+}
+
+// Published CRC-32C test vectors (RFC 3720 appendix B.4 and the "123456789" check value).
+TEST(Crc32cTest, StandardVectors) {
+  char buf[32];
+  std::memset(buf, 0, sizeof(buf));
+  EXPECT_EQ(crc32c::Value(buf, sizeof(buf)), 0x8A9136AAu);
+  std::memset(buf, 0xff, sizeof(buf));
+  EXPECT_EQ(crc32c::Value(buf, sizeof(buf)), 0x62A8AB43u);
+  for (int i = 0; i < 32; i++) buf[i] = static_cast<char>(i);
+  EXPECT_EQ(crc32c::Value(buf, sizeof(buf)), 0x46DD794Eu);
+  for (int i = 0; i < 32; i++) buf[i] = static_cast<char>(31 - i);
+  EXPECT_EQ(crc32c::Value(buf, sizeof(buf)), 0x113FDB5Cu);
+  EXPECT_EQ(crc32c::Value("123456789", 9), 0xE3069283u);
+}
+
+TEST(Crc32cTest, ExtendEqualsWholeAndPortableAgrees) {
+  Random rnd(7);
+  for (int iter = 0; iter < 200; iter++) {
+    std::string data = rnd.RandomString(rnd.Uniform(5000));
+    const uint32_t whole = crc32c::Value(data.data(), data.size());
+    EXPECT_EQ(whole, crc32c::ExtendPortable(0, data.data(), data.size()));
+    const size_t cut = data.empty() ? 0 : rnd.Uniform(data.size());
+    EXPECT_EQ(crc32c::Extend(crc32c::Value(data.data(), cut), data.data() + cut, data.size() - cut),
+              whole);
+    // Unaligned starts.
+    if (data.size() > 3) {
+      EXPECT_EQ(crc32c::Value(data.data() + 3, data.size() - 3),
+                crc32c::ExtendPortable(0, data.data() + 3, data.size() - 3));
+    }
+  }
+}
+
+TEST(Crc32cTest, MaskIsInvertibleAndChangesValue) {
+  const uint32_t crc = crc32c::Value("foo", 3);
+  EXPECT_NE(crc, crc32c::Mask(crc));
+  EXPECT_NE(crc, crc32c::Mask(crc32c::Mask(crc)));
+  EXPECT_EQ(crc, crc32c::Unmask(crc32c::Mask(crc)));
+  EXPECT_EQ(crc, crc32c::Unmask(crc32c::Unmask(crc32c::Mask(crc32c::Mask(crc)))));
+}
+
+TEST(HashTest, DeterministicSeededAndSpread) {
+  EXPECT_EQ(Hash64("hello", 5), Hash64(Slice("hello")));
+  EXPECT_NE(Hash64("hello", 5, 0), Hash64("hello", 5, 1));
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 10000; i++) seen.insert(Hash64(Slice(std::to_string(i))));
+  EXPECT_EQ(seen.size(), 10000u);
+  // Low bits are used for bucket selection: they must be spread too.
+  std::vector<int> buckets(16);
+  for (int i = 0; i < 16000; i++) buckets[Hash64(Slice("k" + std::to_string(i))) & 15]++;
+  for (int b : buckets) EXPECT_GT(b, 800);
+}
+
+TEST(ArenaTest, AllocationsAreDistinctAndAligned) {
+  Arena arena;
+  Random rnd(301);
+  std::vector<std::pair<char*, size_t>> allocs;
+  size_t total = 0;
+  for (int i = 0; i < 5000; i++) {
+    size_t n = i % 100 == 0 ? 100000 : 1 + rnd.Uniform(i % 10 == 0 ? 6000 : 20);
+    char* p = i % 2 == 0 ? arena.AllocateAligned(n) : arena.Allocate(n);
+    if (i % 2 == 0) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % alignof(std::max_align_t), 0u);
+    }
+    std::memset(p, i & 0xff, n);
+    allocs.emplace_back(p, n);
+    total += n;
+  }
+  for (size_t i = 0; i < allocs.size(); i++) {
+    auto [p, n] = allocs[i];
+    for (size_t j = 0; j < n; j++) ASSERT_EQ(static_cast<uint8_t>(p[j]), i & 0xff);
+  }
+  EXPECT_GE(arena.MemoryUsage(), total);
+  EXPECT_LT(arena.MemoryUsage(), total + total / 2 + Arena::kBlockSize);
+}
+
+TEST(ConcurrentArenaTest, ConcurrentAllocationsDoNotOverlap) {
+  ConcurrentArena arena;
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 20000;
+  std::vector<std::vector<char*>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; i++) {
+        char* p = arena.AllocateAligned(16);
+        std::memset(p, t, 16);
+        got[t].push_back(p);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; t++) {
+    for (char* p : got[t]) {
+      for (int j = 0; j < 16; j++) ASSERT_EQ(p[j], t);
+    }
+  }
+  EXPECT_GE(arena.MemoryUsage(), size_t{kThreads} * kPerThread * 16);
+}
+
+TEST(RandomTest, DeterministicAndInRange) {
+  Random a(42), b(42), c(43);
+  bool differs = false;
+  for (int i = 0; i < 1000; i++) {
+    const uint64_t x = a.Next64();
+    EXPECT_EQ(x, b.Next64());
+    differs |= x != c.Next64();
+  }
+  EXPECT_TRUE(differs);
+  Random r(0);  // seed 0 still works
+  std::vector<int> counts(10);
+  for (int i = 0; i < 100000; i++) {
+    const uint64_t u = r.Uniform(10);
+    ASSERT_LT(u, 10u);
+    counts[u]++;
+  }
+  for (int n : counts) {
+    EXPECT_GT(n, 9000);
+    EXPECT_LT(n, 11000);
+  }
+  int ones = 0;
+  for (int i = 0; i < 100000; i++) ones += r.OneIn(100) ? 1 : 0;
+  EXPECT_GT(ones, 800);
+  EXPECT_LT(ones, 1200);
+  for (int i = 0; i < 1000; i++) EXPECT_LT(r.Skewed(10), 1024u);
+  const std::string s = r.RandomString(100);
+  EXPECT_EQ(s.size(), 100u);
+  for (char ch : s) EXPECT_TRUE(ch >= ' ' && ch < 127);
+}
+
+TEST(HistogramTest, StatisticsAndPercentiles) {
+  Histogram h;
+  EXPECT_EQ(h.count(), 0u);
+  EXPECT_EQ(h.Average(), 0);
+  for (uint64_t v = 1; v <= 100; v++) h.Add(v);
+  EXPECT_EQ(h.count(), 100u);
+  EXPECT_EQ(h.sum(), 5050u);
+  EXPECT_EQ(h.min(), 1);
+  EXPECT_EQ(h.max(), 100);
+  EXPECT_DOUBLE_EQ(h.Average(), 50.5);
+  EXPECT_NEAR(h.StandardDeviation(), 28.866, 0.01);
+  // Geometric buckets with ratio 1.08: percentiles within ~8 %.
+  EXPECT_NEAR(h.Median(), 50, 4);
+  EXPECT_NEAR(h.Percentile(99), 99, 8);
+  EXPECT_LE(h.Percentile(100), 100);
+  EXPECT_GE(h.Percentile(0), 1);
+
+  Histogram g;
+  g.Add(1000000);
+  h.Merge(g);
+  EXPECT_EQ(h.count(), 101u);
+  EXPECT_EQ(h.max(), 1000000);
+  EXPECT_NE(h.ToString().find("Count: 101"), std::string::npos) << h.ToString();
+  h.Clear();
+  EXPECT_EQ(h.count(), 0u);
+}
+
+TEST(HistogramTest, BucketsAreOrderedAndCoverValues) {
+  for (int b = 1; b < HistogramBuckets::kNumBuckets; b++) {
+    ASSERT_GT(HistogramBuckets::Limit(b), HistogramBuckets::Limit(b - 1)) << b;
+  }
+  for (uint64_t v : {0ull, 1ull, 9ull, 10ull, 11ull, 1000ull, 123456789ull, 1ull << 40}) {
+    const int b = HistogramBuckets::IndexOf(v);
+    EXPECT_LT(v, HistogramBuckets::Limit(b)) << v;
+    if (b > 0) {
+      EXPECT_GE(v, HistogramBuckets::Limit(b - 1)) << v;
+    }
+  }
+}
+
+TEST(ConcurrentHistogramTest, AtomicHistogramCountsEveryAdd) {
+  AtomicHistogram h;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&] {
+      for (uint64_t i = 1; i <= 10000; i++) h.Add(i);
+    });
+  }
+  for (auto& th : threads) th.join();
+  Histogram snap = h.Snapshot();
+  EXPECT_EQ(snap.count(), 40000u);
+  EXPECT_EQ(snap.sum(), 4u * 10000 * 10001 / 2);
+  EXPECT_EQ(snap.min(), 1);
+  EXPECT_EQ(snap.max(), 10000);
+}
+
+}  // namespace
+}  // namespace shale
