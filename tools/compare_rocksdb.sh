@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs scoreboard rows (BENCHMARKS.md) for shale's db_bench and RocksDB's db_bench back to back,
+# alternating engines, each run in a fresh directory, and prints the median ratio per row
+# (shale ops/sec ÷ RocksDB ops/sec).
+#
+#   tools/compare_rocksdb.sh [-r REPEATS] [ROW...]       rows: B1 B2 B3 B5 B6 (default: all)
+#
+# Environment: SHALE_DB_BENCH (default build-release/tools/db_bench, built if missing),
+# ROCKSDB_DB_BENCH (default /usr/bin/db_bench from rocksdb-tools), TMPDIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+repeats=3
+if [[ "${1:-}" == "-r" ]]; then
+  repeats=$2
+  shift 2
+fi
+rows=("$@")
+[[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B5 B6)
+
+shale=${SHALE_DB_BENCH:-build-release/tools/db_bench}
+rocks=${ROCKSDB_DB_BENCH:-/usr/bin/db_bench}
+if [[ ! -x "$shale" ]]; then
+  SHALE_WITH_ROCKSDB=1 tools/setup.sh
+  cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHALE_BUILD_TESTS=OFF
+  cmake --build build-release -j "$(nproc)" --target db_bench
+fi
+if [[ ! -x "$rocks" ]]; then
+  SHALE_WITH_ROCKSDB=1 tools/setup.sh
+fi
+
+common=(-key_size=16 -value_size=100 -compression_type=none -bloom_bits=10
+        -cache_size=1073741824 -threads=1)
+row_flags() {
+  case "$1" in
+    B1) echo "-benchmarks=fillseq -num=1000000" ;;
+    B2) echo "-benchmarks=fillrandom -num=1000000" ;;
+    B3) echo "-benchmarks=fillrandom,readrandom -num=1000000" ;;
+    B5) echo "-benchmarks=fillrandom,readseq -num=1000000" ;;
+    B6) echo "-benchmarks=fillrandom -sync=true -threads=16 -num=1250 -key_size=8 -value_size=128" ;;
+    *) echo "unknown row $1" >&2; exit 2 ;;
+  esac
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/shale-compare.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# Prints the ops/sec of the last result line of a db_bench run.
+run_one() {
+  local bin=$1
+  shift
+  rm -rf "$work/db"
+  "$bin" -db="$work/db" "$@" 2>/dev/null |
+    awk '/ ops\/sec/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ops/sec") v = $i } END { print v }'
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+printf '%-4s %14s %14s %8s\n' row "shale ops/s" "rocksdb ops/s" ratio
+for row in "${rows[@]}"; do
+  read -r -a flags <<<"$(row_flags "$row")"
+  ratios=() s_all=() r_all=()
+  for ((i = 0; i < repeats; i++)); do
+    r=$(run_one "$rocks" "${common[@]}" "${flags[@]}")
+    s=$(run_one "$shale" "${common[@]}" "${flags[@]}")
+    s_all+=("$s") r_all+=("$r")
+    ratios+=("$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.3f", (r > 0 ? s / r : 0) }')")
+  done
+  printf '%-4s %14s %14s %8s   (ratios: %s)\n' "$row" \
+    "$(printf '%s\n' "${s_all[@]}" | median)" "$(printf '%s\n' "${r_all[@]}" | median)" \
+    "$(printf '%s\n' "${ratios[@]}" | median)" "${ratios[*]}"
+done
