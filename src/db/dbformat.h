@@ -71,20 +71,27 @@ inline uint64_t ExtractTag(const Slice& internal_key) {
 }
 
 // Orders internal keys; wraps the user comparator. Immutable, shareable.
-class InternalKeyComparator {
+class InternalKeyComparator final : public Comparator {
  public:
-  explicit InternalKeyComparator(const Comparator* user) : user_(user) {}
-  int Compare(const Slice& a, const Slice& b) const {
-    int r = user_->Compare(ExtractUserKey(a), ExtractUserKey(b));
+  explicit InternalKeyComparator(const Comparator* user);
+  int Compare(const Slice& a, const Slice& b) const override {
+    int r = user_->IsBytewise() ? ExtractUserKey(a).compare(ExtractUserKey(b))
+                                : user_->Compare(ExtractUserKey(a), ExtractUserKey(b));
     if (r != 0) return r;
     uint64_t ta = ExtractTag(a);
     uint64_t tb = ExtractTag(b);
     return ta > tb ? -1 : (ta < tb ? +1 : 0);
   }
+  const char* Name() const override { return name_.c_str(); }
+  // Shortens the user key part and gives it the largest tag, so the result still sorts at or
+  // after *start and before limit.
+  void FindShortestSeparator(std::string* start, const Slice& limit) const override;
+  void FindShortSuccessor(std::string* key) const override;
   const Comparator* user_comparator() const { return user_; }
 
  private:
   const Comparator* user_;
+  std::string name_;
 };
 
 // A key to look up in a memtable: user_key at sequence, in both the memtable's entry-prefix

@@ -2,15 +2,20 @@
 // memtable, block, table and merging iterators. DBIter turns one into the user-visible Iterator.
 //
 // key() is an internal key; key()/value() stay valid until the iterator moves or dies.
+// Cleanups registered on an iterator (Cleanable) run when it is destroyed: that is how an
+// iterator keeps the table, block or memtable it reads alive.
 // Thread safety: one thread at a time per iterator.
 #pragma once
 
+#include <memory>
+
+#include "shale/pinnable_slice.h"
 #include "shale/slice.h"
 #include "shale/status.h"
 
 namespace shale {
 
-class InternalIterator {
+class InternalIterator : public Cleanable {
  public:
   InternalIterator() = default;
   InternalIterator(const InternalIterator&) = delete;
@@ -30,5 +35,8 @@ class InternalIterator {
   virtual Slice value() const = 0;
   virtual Status status() const = 0;
 };
+
+// An iterator over nothing, with status s (OK: simply empty).
+std::unique_ptr<InternalIterator> NewErrorInternalIterator(const Status& s);
 
 }  // namespace shale

@@ -1,0 +1,69 @@
+// Cache: a capacity-bounded map from byte-string keys to opaque values, used as the block
+// cache (uncompressed blocks of table files) and the table cache (open table readers).
+//
+// Entries are charged in caller-chosen units (bytes for blocks). A Handle returned by Insert
+// or Lookup pins its entry: the entry's value stays alive, and is never evicted, until every
+// handle to it is Released — even if the entry is erased or replaced meanwhile. Unpinned
+// entries are evicted least-recently-used first when usage exceeds capacity.
+//
+// Ownership: Insert hands the value to the cache; the cache calls the deleter exactly once,
+// when the entry is both out of the cache and unpinned.
+// Thread safety: every method may be called from any thread concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "shale/slice.h"
+#include "shale/status.h"
+
+namespace shale {
+
+class Cache {
+ public:
+  // An opaque pin on an entry.
+  struct Handle {};
+  using Deleter = void (*)(const Slice& key, void* value);
+
+  Cache() = default;
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+  virtual ~Cache() = default;
+
+  virtual const char* Name() const = 0;
+
+  // Inserts key → value, replacing an existing entry for key. With handle non-null, *handle
+  // pins the new entry and the caller must Release it; with handle null the entry may be
+  // evicted at once if it does not fit. Returns Incomplete (and deletes nothing: the caller
+  // keeps value) when a strict capacity limit leaves no room.
+  [[nodiscard]] virtual Status Insert(const Slice& key, void* value, size_t charge,
+                                      Deleter deleter, Handle** handle = nullptr) = 0;
+  // A pinned entry for key, or null.
+  virtual Handle* Lookup(const Slice& key) = 0;
+  // Adds one more pin to an entry already pinned by handle (Release once per pin).
+  virtual void Ref(Handle* handle) = 0;
+  virtual void Release(Handle* handle) = 0;
+  virtual void* Value(Handle* handle) = 0;
+  // Removes key from the cache; pinned values live on until released.
+  virtual void Erase(const Slice& key) = 0;
+  // A new id, unique within this cache, for callers to prefix keys with.
+  virtual uint64_t NewId() = 0;
+
+  virtual void SetCapacity(size_t capacity) = 0;
+  virtual size_t GetCapacity() const = 0;
+  // Charge of every entry in the cache plus pinned entries that were erased.
+  virtual size_t GetUsage() const = 0;
+  // Charge of pinned entries.
+  virtual size_t GetPinnedUsage() const = 0;
+  // Drops every unpinned entry.
+  virtual void EraseUnRefEntries() = 0;
+};
+
+// A sharded LRU cache of capacity bytes in 2^num_shard_bits shards (-1: chosen from capacity,
+// at most 64 shards, each at least 512 KiB). With strict_capacity_limit, inserting beyond
+// capacity fails with Incomplete instead of exceeding it.
+std::shared_ptr<Cache> NewLRUCache(size_t capacity, int num_shard_bits = -1,
+                                   bool strict_capacity_limit = false);
+
+}  // namespace shale

@@ -1,0 +1,225 @@
+#include "table/block.h"
+
+#include <fmt/format.h>
+
+#include "src/util/coding.h"
+
+namespace shale {
+
+Block::Block(BlockContents contents)
+    : contents_(std::move(contents)), data_(contents_.data.data()), size_(contents_.data.size()) {
+  if (size_ < sizeof(uint32_t)) {
+    malformed_ = true;
+    return;
+  }
+  num_restarts_ = DecodeFixed32(data_ + size_ - sizeof(uint32_t));
+  const size_t max_restarts = (size_ - sizeof(uint32_t)) / sizeof(uint32_t);
+  if (num_restarts_ == 0 || num_restarts_ > max_restarts) {
+    malformed_ = true;
+    return;
+  }
+  restart_offset_ = static_cast<uint32_t>(size_ - (1 + num_restarts_) * sizeof(uint32_t));
+}
+
+void Block::InitIterator(const Comparator* cmp, BlockIter* iter) const {
+  if (malformed_) {
+    iter->InitCorrupt("restart array does not fit in the block");
+  } else {
+    iter->Init(cmp, data_, restart_offset_, num_restarts_);
+  }
+}
+
+std::unique_ptr<BlockIter> Block::NewIterator(const Comparator* cmp) const {
+  auto iter = std::make_unique<BlockIter>();
+  InitIterator(cmp, iter.get());
+  return iter;
+}
+
+void BlockIter::Init(const Comparator* cmp, const char* data, uint32_t restarts,
+                     uint32_t num_restarts) {
+  cmp_ = cmp;
+  data_ = data;
+  restarts_ = restarts;
+  num_restarts_ = num_restarts;
+  current_ = restarts_;
+  next_ = restarts_;
+  restart_index_ = num_restarts_;
+  key_ = Slice();
+  value_ = Slice();
+  status_ = Status::OK();
+}
+
+void BlockIter::InitCorrupt(const char* what) {
+  Init(nullptr, nullptr, 0, 0);
+  status_ = Status::Corruption(fmt::format("malformed block: {}", what));
+}
+
+void BlockIter::Corrupt(const char* what) {
+  status_ = Status::Corruption(fmt::format("malformed block: {} (entry at offset {})", what, next_));
+  current_ = restarts_;
+  next_ = restarts_;
+  restart_index_ = num_restarts_;
+  key_ = Slice();
+  value_ = Slice();
+}
+
+uint32_t BlockIter::RestartPoint(uint32_t index) const {
+  return DecodeFixed32(data_ + restarts_ + index * sizeof(uint32_t));
+}
+
+namespace {
+
+// Decodes an entry header; nullptr when it is malformed or does not fit before limit.
+inline const char* DecodeEntry(const char* p, const char* limit, uint32_t* shared,
+                               uint32_t* unshared, uint32_t* value_length) {
+  if (limit - p < 3) return nullptr;
+  *shared = static_cast<uint8_t>(p[0]);
+  *unshared = static_cast<uint8_t>(p[1]);
+  *value_length = static_cast<uint8_t>(p[2]);
+  if ((*shared | *unshared | *value_length) < 128) {
+    p += 3;  // the common case: each length fits in one byte
+  } else {
+    if ((p = GetVarint32Ptr(p, limit, shared)) == nullptr) return nullptr;
+    if ((p = GetVarint32Ptr(p, limit, unshared)) == nullptr) return nullptr;
+    if ((p = GetVarint32Ptr(p, limit, value_length)) == nullptr) return nullptr;
+  }
+  if (static_cast<uint64_t>(*unshared) + *value_length > static_cast<uint64_t>(limit - p)) {
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace
+
+bool BlockIter::RestartKey(uint32_t index, Slice* key) {
+  const uint32_t offset = RestartPoint(index);
+  if (offset >= restarts_) {
+    Corrupt("restart point past the entries");
+    return false;
+  }
+  uint32_t shared, unshared, value_length;
+  const char* p =
+      DecodeEntry(data_ + offset, data_ + restarts_, &shared, &unshared, &value_length);
+  if (p == nullptr || shared != 0) {
+    Corrupt(p == nullptr ? "bad entry at a restart point" : "restart entry shares a prefix");
+    return false;
+  }
+  *key = Slice(p, unshared);
+  return true;
+}
+
+void BlockIter::SeekToRestartPoint(uint32_t index) {
+  key_ = Slice();
+  key_buf_.clear();
+  restart_index_ = index;
+  next_ = RestartPoint(index);
+  if (next_ > restarts_) Corrupt("restart point past the entries");
+}
+
+bool BlockIter::ParseNextKey() {
+  current_ = next_;
+  if (current_ >= restarts_) {
+    current_ = restarts_;
+    restart_index_ = num_restarts_;
+    return false;
+  }
+  uint32_t shared, unshared, value_length;
+  const char* p =
+      DecodeEntry(data_ + current_, data_ + restarts_, &shared, &unshared, &value_length);
+  if (p == nullptr) {
+    Corrupt("entry runs past the end of the block");
+    return false;
+  }
+  if (shared > key_.size()) {
+    Corrupt("shared prefix longer than the previous key");
+    return false;
+  }
+  if (shared == 0) {
+    key_ = Slice(p, unshared);  // stored whole: no copy
+  } else {
+    if (key_.data() != key_buf_.data()) {
+      key_buf_.assign(key_.data(), shared);
+    } else {
+      key_buf_.resize(shared);
+    }
+    key_buf_.append(p, unshared);
+    key_ = Slice(key_buf_);
+  }
+  value_ = Slice(p + unshared, value_length);
+  next_ = static_cast<uint32_t>(p + unshared + value_length - data_);
+  while (restart_index_ + 1 < num_restarts_ && RestartPoint(restart_index_ + 1) <= current_) {
+    restart_index_++;
+  }
+  return true;
+}
+
+void BlockIter::SeekToFirst() {
+  if (!status_.ok() || data_ == nullptr) return;
+  SeekToRestartPoint(0);
+  if (status_.ok()) ParseNextKey();
+}
+
+void BlockIter::SeekToLast() {
+  if (!status_.ok() || data_ == nullptr) return;
+  SeekToRestartPoint(num_restarts_ - 1);
+  while (status_.ok() && ParseNextKey() && next_ < restarts_) {
+  }
+}
+
+void BlockIter::Seek(const Slice& target) {
+  if (!status_.ok() || data_ == nullptr) return;
+  // The last restart point whose key is < target; the answer is at or after it.
+  uint32_t left = 0;
+  uint32_t right = num_restarts_ - 1;
+  while (left < right) {
+    const uint32_t mid = left + (right - left + 1) / 2;
+    Slice mid_key;
+    if (!RestartKey(mid, &mid_key)) return;
+    if (cmp_->Compare(mid_key, target) < 0) {
+      left = mid;
+    } else {
+      right = mid - 1;
+    }
+  }
+  SeekToRestartPoint(left);
+  if (!status_.ok()) return;
+  while (ParseNextKey()) {
+    if (cmp_->Compare(key_, target) >= 0) return;
+  }
+}
+
+void BlockIter::SeekForPrev(const Slice& target) {
+  if (!status_.ok() || data_ == nullptr) return;
+  Seek(target);
+  if (!Valid()) {
+    if (status_.ok()) SeekToLast();
+    return;
+  }
+  while (Valid() && cmp_->Compare(key_, target) > 0) Prev();
+}
+
+void BlockIter::Next() {
+  if (!Valid()) return;
+  ParseNextKey();
+}
+
+void BlockIter::Prev() {
+  if (!Valid()) return;
+  const uint32_t original = current_;
+  while (RestartPoint(restart_index_) >= original) {
+    if (restart_index_ == 0) {
+      // Before the first entry.
+      current_ = restarts_;
+      restart_index_ = num_restarts_;
+      return;
+    }
+    restart_index_--;
+  }
+  SeekToRestartPoint(restart_index_);
+  if (!status_.ok()) return;
+  // Scan to the entry just before original.
+  while (ParseNextKey() && next_ < original) {
+  }
+}
+
+}  // namespace shale

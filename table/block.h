@@ -1,0 +1,91 @@
+// Block: a decoded-on-demand view of one block (format in table/block_builder.h), and
+// BlockIter, its iterator: binary search over the restart points, then a linear scan.
+//
+// Every decode is bounds-checked against the block: a malformed block (restart array larger
+// than the block, an entry running past the restarts, a shared prefix longer than the previous
+// key, an overlong varint, a restart entry with a shared prefix) makes the iterator invalid
+// with a Corruption status — it never reads outside the block.
+//
+// Ownership: a Block owns its bytes (BlockContents). A BlockIter borrows the Block's bytes and
+// the comparator; both must outlive it. Thread safety: a Block is immutable and shareable
+// (the block cache hands it to many readers); each BlockIter belongs to one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shale/comparator.h"
+#include "src/db/internal_iterator.h"
+#include "table/format.h"
+
+namespace shale {
+
+class BlockIter;
+
+class Block {
+ public:
+  explicit Block(BlockContents contents);
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+
+  size_t size() const { return size_; }
+  // Memory held, for cache charging.
+  size_t usable_size() const { return contents_.owned_size + sizeof(Block); }
+  // Positions iter on this block (unpositioned until a Seek*). A malformed block gives an
+  // iterator that is invalid with Corruption.
+  void InitIterator(const Comparator* cmp, BlockIter* iter) const;
+  std::unique_ptr<BlockIter> NewIterator(const Comparator* cmp) const;
+
+ private:
+  BlockContents contents_;
+  const char* data_;
+  size_t size_;
+  uint32_t restart_offset_ = 0;  // start of the restart array
+  uint32_t num_restarts_ = 0;
+  bool malformed_ = false;
+};
+
+class BlockIter final : public InternalIterator {
+ public:
+  BlockIter() = default;
+
+  bool Valid() const override { return current_ < restarts_; }
+  void SeekToFirst() override;
+  void SeekToLast() override;
+  void Seek(const Slice& target) override;
+  void SeekForPrev(const Slice& target) override;
+  void Next() override;
+  void Prev() override;
+  Slice key() const override { return key_; }
+  Slice value() const override { return value_; }
+  Status status() const override { return status_; }
+
+ private:
+  friend class Block;
+  void Init(const Comparator* cmp, const char* data, uint32_t restarts, uint32_t num_restarts);
+  void InitCorrupt(const char* what);
+
+  uint32_t RestartPoint(uint32_t index) const;
+  // Positions before the entry at restart index; the next ParseNextKey reads it.
+  void SeekToRestartPoint(uint32_t index);
+  // Decodes the entry at next_; false (and invalid) at the end or on corruption.
+  bool ParseNextKey();
+  void Corrupt(const char* what);
+  // The key at restart index, or false on corruption.
+  bool RestartKey(uint32_t index, Slice* key);
+
+  const Comparator* cmp_ = nullptr;
+  const char* data_ = nullptr;
+  uint32_t restarts_ = 0;       // offset of the restart array: the end of the entries
+  uint32_t num_restarts_ = 0;
+  uint32_t current_ = 0;        // offset of the current entry; restarts_ when invalid
+  uint32_t next_ = 0;           // offset just past the current entry
+  uint32_t restart_index_ = 0;  // the restart block current_ is in
+  Slice key_;                   // into data_ (when unshared) or into key_buf_
+  std::string key_buf_;
+  Slice value_;
+  Status status_;
+};
+
+}  // namespace shale

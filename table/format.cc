@@ -1,0 +1,170 @@
+#include "table/format.h"
+
+#include <zstd.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "shale/db.h"
+#include "src/util/coding.h"
+#include "src/util/crc32c.h"
+
+namespace shale {
+
+void BlockHandle::EncodeTo(std::string* dst) const {
+  PutVarint64(dst, offset_);
+  PutVarint64(dst, size_);
+}
+
+Status BlockHandle::DecodeFrom(Slice* input) {
+  if (GetVarint64(input, &offset_) && GetVarint64(input, &size_)) return Status::OK();
+  return Status::Corruption("bad block handle");
+}
+
+void Footer::EncodeTo(std::string* dst) const {
+  const size_t start = dst->size();
+  metaindex_handle.EncodeTo(dst);
+  index_handle.EncodeTo(dst);
+  dst->resize(start + kHandlesLength, '\0');
+  PutFixed32(dst, format_version);
+  PutFixed32(dst, crc32c::Mask(crc32c::Value(dst->data() + start, kHandlesLength + 4)));
+  PutFixed64(dst, kTableMagicNumber);
+}
+
+Status Footer::DecodeFrom(const Slice& input) {
+  if (input.size() != kEncodedLength) return Status::Corruption("footer has the wrong size");
+  const char* p = input.data();
+  if (DecodeFixed64(p + kHandlesLength + 8) != kTableMagicNumber) {
+    return Status::Corruption("not a shale table (bad magic number)");
+  }
+  const uint32_t expected = crc32c::Unmask(DecodeFixed32(p + kHandlesLength + 4));
+  if (crc32c::Value(p, kHandlesLength + 4) != expected) {
+    return Status::Corruption("footer checksum mismatch");
+  }
+  format_version = DecodeFixed32(p + kHandlesLength);
+  if (format_version != kTableFormatVersion) {
+    return Status::NotSupported(fmt::format("table format version {}", format_version));
+  }
+  Slice handles(p, kHandlesLength);
+  Status s = metaindex_handle.DecodeFrom(&handles);
+  if (s.ok()) s = index_handle.DecodeFrom(&handles);
+  if (!s.ok()) return Status::Corruption("bad block handle in footer");
+  return Status::OK();
+}
+
+void AppendBlockTrailer(std::string* dst, const Slice& contents, CompressionType type) {
+  const char t = static_cast<char>(type);
+  uint32_t crc = crc32c::Value(contents.data(), contents.size());
+  crc = crc32c::Extend(crc, &t, 1);
+  dst->push_back(t);
+  PutFixed32(dst, crc32c::Mask(crc));
+}
+
+CompressionType CompressBlock(const Slice& raw, CompressionType wanted, std::string* out) {
+  if (wanted != CompressionType::kZSTD || raw.empty()) return CompressionType::kNoCompression;
+  out->clear();
+  PutVarint32(out, static_cast<uint32_t>(raw.size()));
+  const size_t header = out->size();
+  const size_t bound = ZSTD_compressBound(raw.size());
+  out->resize(header + bound);
+  const size_t n = ZSTD_compress(out->data() + header, bound, raw.data(), raw.size(), 1);
+  if (ZSTD_isError(n) != 0 || header + n > raw.size() - raw.size() / 8) {
+    return CompressionType::kNoCompression;  // not worth it: store raw
+  }
+  out->resize(header + n);
+  return CompressionType::kZSTD;
+}
+
+Status DecodeBlock(const Slice& raw, const std::string& file_name, uint64_t offset,
+                   bool verify_checksum, BlockContents* contents) {
+  auto corrupt = [&](const char* what) {
+    return Status::Corruption(fmt::format("{}: block at offset {}: {}", file_name, offset, what));
+  };
+  if (raw.size() < kBlockTrailerSize) return corrupt("shorter than its trailer");
+  const size_t n = raw.size() - kBlockTrailerSize;
+  const char* data = raw.data();
+  if (verify_checksum) {
+    const uint32_t expected = crc32c::Unmask(DecodeFixed32(data + n + 1));
+    if (crc32c::Value(data, n + 1) != expected) return corrupt("checksum mismatch");
+  }
+  switch (static_cast<CompressionType>(data[n])) {
+    case CompressionType::kNoCompression:
+      contents->data = Slice(data, n);
+      return Status::OK();
+    case CompressionType::kZSTD: {
+      Slice in(data, n);
+      uint32_t raw_size;
+      if (!GetVarint32(&in, &raw_size)) return corrupt("bad compressed block header");
+      if (raw_size > DB::kMaxKeySize + DB::kMaxValueSize + 1024) {
+        return corrupt("compressed block too large");
+      }
+      const unsigned long long frame = ZSTD_getFrameContentSize(in.data(), in.size());
+      if (frame != raw_size) return corrupt("decompressed size mismatch");
+      auto out = std::make_unique_for_overwrite<char[]>(raw_size == 0 ? 1 : raw_size);
+      const size_t got = ZSTD_decompress(out.get(), raw_size, in.data(), in.size());
+      if (ZSTD_isError(got) != 0) return corrupt("zstd could not decompress");
+      if (got != raw_size) return corrupt("decompressed size mismatch");
+      contents->owned = std::move(out);
+      contents->owned_size = raw_size;
+      contents->data = Slice(contents->owned.get(), raw_size);
+      return Status::OK();
+    }
+  }
+  return corrupt("unknown compression type");
+}
+
+Status ReadBlock(const RandomAccessFile* file, uint64_t file_size, const std::string& file_name,
+                 const BlockHandle& handle, bool verify_checksum, BlockContents* contents) {
+  if (handle.offset() > file_size || handle.size() > file_size - handle.offset() ||
+      file_size - handle.offset() - handle.size() < kBlockTrailerSize) {
+    return Status::Corruption(fmt::format("{}: block handle (offset {}, size {}) past the end "
+                                          "of the {}-byte file",
+                                          file_name, handle.offset(), handle.size(), file_size));
+  }
+  const size_t n = static_cast<size_t>(handle.size()) + kBlockTrailerSize;
+  auto buf = std::make_unique_for_overwrite<char[]>(n);
+  Slice got;
+  Status s;
+  const size_t align = file->GetRequiredBufferAlignment();
+  if (align > 1) {
+    // Direct IO: read the aligned range around the block into an aligned buffer.
+    const uint64_t start = handle.offset() / align * align;
+    const uint64_t end = (handle.offset() + n + align - 1) / align * align;
+    const size_t len = static_cast<size_t>(end - start);
+    std::unique_ptr<char, decltype(&std::free)> aligned(
+        static_cast<char*>(std::aligned_alloc(align, len)), &std::free);
+    if (aligned == nullptr) return Status::IOError("out of memory reading a block");
+    s = file->Read(start, len, &got, aligned.get());
+    const size_t skip = static_cast<size_t>(handle.offset() - start);
+    if (s.ok() && got.size() >= skip + n) {
+      std::memcpy(buf.get(), got.data() + skip, n);
+      got = Slice(buf.get(), n);
+    } else if (s.ok()) {
+      got = Slice(buf.get(), 0);
+    }
+  } else {
+    s = file->Read(handle.offset(), n, &got, buf.get());
+  }
+  if (!s.ok()) {
+    return Status::IOError(fmt::format("{}: reading block at offset {}", file_name, handle.offset()),
+                           s.ToString());
+  }
+  if (got.size() != n) {
+    return Status::Corruption(fmt::format("{}: block at offset {} truncated (read {} of {} bytes)",
+                                          file_name, handle.offset(), got.size(), n));
+  }
+  s = DecodeBlock(got, file_name, handle.offset(), verify_checksum, contents);
+  if (s.ok() && contents->owned == nullptr) {
+    if (got.data() != buf.get()) {
+      // The file returned its own memory (e.g. mmap): copy so the contents own their bytes.
+      std::memcpy(buf.get(), got.data(), n);
+    }
+    contents->data = Slice(buf.get(), n - kBlockTrailerSize);
+    contents->owned = std::move(buf);
+    contents->owned_size = n;
+  }
+  return s;
+}
+
+}  // namespace shale

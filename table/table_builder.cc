@@ -1,0 +1,144 @@
+#include "table/table_builder.h"
+
+#include <cassert>
+#include <cmath>
+
+namespace shale {
+
+TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* file)
+    : options_(options),
+      file_(file),
+      data_block_(options.block_restart_interval),
+      index_block_(1) {
+  assert(options_.comparator != nullptr);
+  if (options_.bloom_bits_per_key > 0) {
+    filter_ = std::make_unique<FilterBlockBuilder>(options_.bloom_bits_per_key);
+    props_.filter_kind = "cachelocalbloom";
+    props_.bloom_millibits_per_key =
+        static_cast<uint64_t>(std::llround(options_.bloom_bits_per_key * 1000));
+  }
+  props_.compression =
+      options_.compression == CompressionType::kZSTD ? "ZSTD" : "NoCompression";
+  props_.comparator = options_.comparator->user_comparator()->Name();
+  props_.format_version = kTableFormatVersion;
+  props_.smallest_seqno = UINT64_MAX;
+}
+
+Status TableBuilder::Add(const Slice& key, const Slice& value) {
+  if (!status_.ok()) return status_;
+  if (closed_) return status_ = Status::InvalidArgument("TableBuilder::Add after Finish");
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(key, &parsed)) {
+    return status_ = Status::InvalidArgument("TableBuilder::Add: not an internal key");
+  }
+  if (props_.num_entries > 0 && options_.comparator->Compare(key, last_key_) <= 0) {
+    return status_ = Status::InvalidArgument("TableBuilder::Add: keys out of order");
+  }
+
+  if (pending_index_entry_) {
+    // The separator lies in [last key of the previous block, this key).
+    options_.comparator->FindShortestSeparator(&last_key_, key);
+    handle_encoding_.clear();
+    pending_handle_.EncodeTo(&handle_encoding_);
+    index_block_.Add(last_key_, handle_encoding_);
+    pending_index_entry_ = false;
+  }
+  if (filter_ != nullptr) filter_->AddKey(parsed.user_key);
+
+  if (props_.num_entries == 0) props_.smallest_key.assign(key.data(), key.size());
+  last_key_.assign(key.data(), key.size());
+  props_.num_entries++;
+  props_.raw_key_size += key.size();
+  props_.raw_value_size += value.size();
+  if (parsed.type == kTypeDeletion) props_.num_deletions++;
+  if (parsed.type == kTypeMerge) props_.num_merge_operands++;
+  props_.smallest_seqno = std::min(props_.smallest_seqno, parsed.sequence);
+  props_.largest_seqno = std::max(props_.largest_seqno, parsed.sequence);
+
+  data_block_.Add(key, value);
+  if (data_block_.CurrentSizeEstimate() >= options_.block_size) FlushDataBlock();
+  return status_;
+}
+
+void TableBuilder::FlushDataBlock() {
+  if (data_block_.empty() || !status_.ok()) return;
+  const uint64_t start = offset_;
+  WriteBlock(data_block_.Finish(), /*compress=*/true, &pending_handle_);
+  data_block_.Reset();
+  if (!status_.ok()) return;
+  pending_index_entry_ = true;
+  props_.num_data_blocks++;
+  props_.data_size += offset_ - start;
+}
+
+void TableBuilder::WriteBlock(const Slice& raw, bool compress, BlockHandle* handle) {
+  Slice contents = raw;
+  CompressionType type = CompressionType::kNoCompression;
+  if (compress) {
+    type = CompressBlock(raw, options_.compression, &compressed_);
+    if (type != CompressionType::kNoCompression) contents = compressed_;
+  }
+  *handle = BlockHandle(offset_, contents.size());
+  std::string trailer;
+  AppendBlockTrailer(&trailer, contents, type);
+  WriteRaw(contents);
+  WriteRaw(trailer);
+}
+
+void TableBuilder::WriteRaw(const Slice& data) {
+  if (!status_.ok()) return;
+  status_ = file_->Append(data);
+  if (status_.ok()) offset_ += data.size();
+}
+
+Status TableBuilder::Finish() {
+  if (!status_.ok()) return status_;
+  if (closed_) return Status::InvalidArgument("TableBuilder::Finish called twice");
+  FlushDataBlock();
+  closed_ = true;
+  if (props_.num_entries == 0) props_.smallest_seqno = 0;
+  props_.largest_key = last_key_;
+
+  if (pending_index_entry_) {
+    // The last block's separator only has to be ≥ its last key: shorten it upwards.
+    options_.comparator->FindShortSuccessor(&last_key_);
+    handle_encoding_.clear();
+    pending_handle_.EncodeTo(&handle_encoding_);
+    index_block_.Add(last_key_, handle_encoding_);
+    pending_index_entry_ = false;
+  }
+
+  BlockHandle filter_handle, properties_handle, metaindex_handle, index_handle;
+  if (filter_ != nullptr) {
+    const std::string filter = filter_->Finish();
+    WriteBlock(filter, /*compress=*/false, &filter_handle);
+    props_.filter_size = filter_handle.size() + kBlockTrailerSize;
+  }
+  // The index is written after the properties, so its size is known from the index builder.
+  const Slice index_contents = index_block_.Finish();
+  props_.index_size = index_contents.size() + kBlockTrailerSize;
+  WriteBlock(props_.Encode(), /*compress=*/false, &properties_handle);
+
+  BlockBuilder metaindex(1);
+  std::string enc;
+  if (filter_ != nullptr) {
+    filter_handle.EncodeTo(&enc);
+    metaindex.Add("shale.filter", enc);
+    enc.clear();
+  }
+  properties_handle.EncodeTo(&enc);
+  metaindex.Add("shale.properties", enc);
+  WriteBlock(metaindex.Finish(), /*compress=*/false, &metaindex_handle);
+  WriteBlock(index_contents, /*compress=*/false, &index_handle);
+
+  Footer footer;
+  footer.metaindex_handle = metaindex_handle;
+  footer.index_handle = index_handle;
+  std::string footer_encoding;
+  footer.EncodeTo(&footer_encoding);
+  WriteRaw(footer_encoding);
+  if (status_.ok()) status_ = file_->Flush();
+  return status_;
+}
+
+}  // namespace shale

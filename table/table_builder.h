@@ -1,0 +1,82 @@
+// TableBuilder: writes a block-based table file (layout in table/format.h) from internal keys
+// added in sorted order.
+//
+// Data blocks are cut once they reach block_size; the index entry for a finished block is
+// added when the next key arrives, as the shortest separator between the block's last key
+// and that key (so index keys stay short). Blocks are zstd-compressed when asked and when it
+// saves at least 1/8. The filter covers every distinct user key.
+//
+// Ownership: writes to a WritableFile it borrows; the caller syncs and closes it after Finish.
+// Thread safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shale/file_system.h"
+#include "shale/options.h"
+#include "shale/status.h"
+#include "src/db/dbformat.h"
+#include "table/block_builder.h"
+#include "table/filter_block.h"
+#include "table/format.h"
+#include "table/table_properties.h"
+
+namespace shale {
+
+struct TableBuilderOptions {
+  const InternalKeyComparator* comparator = nullptr;  // required; must outlive the builder
+  size_t block_size = 4096;
+  int block_restart_interval = 16;
+  double bloom_bits_per_key = 10;  // 0: no filter
+  CompressionType compression = CompressionType::kNoCompression;
+};
+
+class TableBuilder {
+ public:
+  TableBuilder(const TableBuilderOptions& options, WritableFile* file);
+  TableBuilder(const TableBuilder&) = delete;
+  TableBuilder& operator=(const TableBuilder&) = delete;
+
+  // Adds an entry. key must be a valid internal key sorting after every key added so far;
+  // otherwise InvalidArgument and the builder refuses further work. Also returns the first
+  // write error.
+  [[nodiscard]] Status Add(const Slice& key, const Slice& value);
+  // Writes the remaining blocks and the footer. No Add after it.
+  [[nodiscard]] Status Finish();
+  // Gives up on the file (the caller deletes it).
+  void Abandon() { closed_ = true; }
+
+  uint64_t NumEntries() const { return props_.num_entries; }
+  // Bytes written so far (the file size after Finish).
+  uint64_t FileSize() const { return offset_; }
+  const TableProperties& properties() const { return props_; }
+  Status status() const { return status_; }
+
+ private:
+  void FlushDataBlock();
+  // Writes contents (maybe compressed) and its trailer; *handle says where.
+  void WriteBlock(const Slice& raw, bool compress, BlockHandle* handle);
+  void WriteRaw(const Slice& data);
+
+  const TableBuilderOptions options_;
+  WritableFile* const file_;
+  uint64_t offset_ = 0;
+  Status status_;
+  bool closed_ = false;
+
+  BlockBuilder data_block_;
+  BlockBuilder index_block_;
+  std::unique_ptr<FilterBlockBuilder> filter_;
+  std::string last_key_;
+  std::string last_user_key_;
+  // A finished data block whose index entry waits for the next key.
+  bool pending_index_entry_ = false;
+  BlockHandle pending_handle_;
+  std::string compressed_;  // scratch
+  std::string handle_encoding_;
+  TableProperties props_;
+};
+
+}  // namespace shale

@@ -1,0 +1,437 @@
+#include "table/table_reader.h"
+
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "src/util/coding.h"
+
+namespace shale {
+namespace {
+
+uint64_t NowMicros() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void RecordTick(Statistics* stats, Tickers t) {
+  if (stats != nullptr) stats->recordTick(t);
+}
+
+void DeleteCachedBlock(const Slice& /*key*/, void* value) {
+  std::unique_ptr<Block> owned(static_cast<Block*>(value));
+}
+
+void ReleaseCacheHandle(void* cache, void* handle) {
+  static_cast<Cache*>(cache)->Release(static_cast<Cache::Handle*>(handle));
+}
+
+void DeleteOwnedBlock(void* block, void* /*unused*/) {
+  std::unique_ptr<Block> owned(static_cast<Block*>(block));
+}
+
+void PinCachedBlock(void* ref, Cleanable* target) {
+  static_cast<const BlockRef*>(ref)->PinInto(target);
+}
+
+}  // namespace
+
+// ---- BlockRef ----
+
+void BlockRef::Reset() {
+  if (handle_ != nullptr) cache_->Release(handle_);
+  handle_ = nullptr;
+  cache_ = nullptr;
+  owned_.reset();
+  block_ = nullptr;
+}
+
+void BlockRef::PinInto(Cleanable* target) const {
+  cache_->Ref(handle_);
+  target->RegisterCleanup(&ReleaseCacheHandle, cache_, handle_);
+}
+
+void BlockRef::TransferTo(Cleanable* target) {
+  if (handle_ != nullptr) {
+    target->RegisterCleanup(&ReleaseCacheHandle, cache_, handle_);
+  } else if (owned_ != nullptr) {
+    target->RegisterCleanup(&DeleteOwnedBlock, owned_.release(), nullptr);
+  }
+  handle_ = nullptr;
+  cache_ = nullptr;
+  block_ = nullptr;
+}
+
+// ---- TableIterator: the index block's iterator over data block iterators ----
+
+class TableIterator final : public InternalIterator {
+ public:
+  TableIterator(const TableReader* table, const ReadOptions& options,
+                const InternalKeyComparator* cmp, std::unique_ptr<InternalIterator> index)
+      : table_(table), options_(options), cmp_(cmp), index_(std::move(index)) {}
+
+  bool Valid() const override { return data_valid_ && data_.Valid(); }
+  void SeekToFirst() override {
+    index_->SeekToFirst();
+    LoadBlock();
+    if (data_valid_) data_.SeekToFirst();
+    SkipEmptyForward();
+  }
+  void SeekToLast() override {
+    index_->SeekToLast();
+    LoadBlock();
+    if (data_valid_) data_.SeekToLast();
+    SkipEmptyBackward();
+  }
+  void Seek(const Slice& target) override {
+    index_->Seek(target);
+    LoadBlock();
+    if (data_valid_) data_.Seek(target);
+    SkipEmptyForward();
+  }
+  void SeekForPrev(const Slice& target) override {
+    index_->Seek(target);
+    if (!index_->Valid() && index_->status().ok()) index_->SeekToLast();
+    LoadBlock();
+    if (data_valid_) data_.SeekForPrev(target);
+    SkipEmptyBackward();
+  }
+  void Next() override {
+    data_.Next();
+    SkipEmptyForward();
+  }
+  void Prev() override {
+    data_.Prev();
+    SkipEmptyBackward();
+  }
+  Slice key() const override { return data_.key(); }
+  Slice value() const override { return data_.value(); }
+  Status status() const override {
+    if (!index_->status().ok()) return index_->status();
+    if (!status_.ok()) return status_;
+    if (data_valid_ && !data_.status().ok()) return data_.status();
+    return Status::OK();
+  }
+
+ private:
+  // Points data_ at the block the index is on (or invalid at the index's end or an error).
+  void LoadBlock() {
+    if (!index_->Valid()) {
+      ClearBlock();
+      return;
+    }
+    Slice v = index_->value();
+    BlockHandle handle;
+    Status s = handle.DecodeFrom(&v);
+    if (!s.ok()) {
+      status_ = Status::Corruption(table_->file_name(), "bad index entry");
+      ClearBlock();
+      return;
+    }
+    if (data_valid_ && handle.offset() == block_offset_) return;  // already loaded
+    ClearBlock();
+    s = table_->GetDataBlock(options_, handle, &block_);
+    if (!s.ok()) {
+      status_ = s;
+      return;
+    }
+    block_.get()->InitIterator(cmp_, &data_);
+    block_offset_ = handle.offset();
+    data_valid_ = true;
+  }
+  void ClearBlock() {
+    block_.Reset();
+    data_valid_ = false;
+  }
+  void SkipEmptyForward() {
+    while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
+      index_->Next();
+      LoadBlock();
+      if (data_valid_) data_.SeekToFirst();
+    }
+  }
+  void SkipEmptyBackward() {
+    while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
+      index_->Prev();
+      LoadBlock();
+      if (data_valid_) data_.SeekToLast();
+    }
+  }
+
+  const TableReader* const table_;
+  const ReadOptions options_;
+  const InternalKeyComparator* const cmp_;
+  std::unique_ptr<InternalIterator> index_;
+  BlockRef block_;
+  BlockIter data_;
+  bool data_valid_ = false;
+  uint64_t block_offset_ = 0;
+  Status status_;
+};
+
+// ---- TableReader ----
+
+TableReader::TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile> file,
+                         uint64_t file_size)
+    : options_(options), file_(std::move(file)), file_size_(file_size) {
+  if (options_.block_cache != nullptr) cache_id_ = options_.block_cache->NewId();
+}
+
+TableReader::~TableReader() = default;
+
+Status TableReader::Annotate(const Status& s) const {
+  if (s.ok() || s.ToString().find(options_.file_name) != std::string::npos) return s;
+  if (s.IsCorruption()) return Status::Corruption(options_.file_name, s.ToString());
+  if (s.IsIOError()) return Status::IOError(options_.file_name, s.ToString());
+  return s;
+}
+
+Status TableReader::Open(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile> file,
+                         uint64_t file_size, std::unique_ptr<TableReader>* reader) {
+  reader->reset();
+  if (options.comparator == nullptr) return Status::InvalidArgument("TableReader needs a comparator");
+  std::unique_ptr<TableReader> r(new TableReader(options, std::move(file), file_size));
+  Status s = r->ReadMetaBlocks();
+  if (!s.ok()) return r->Annotate(s);
+  *reader = std::move(r);
+  return Status::OK();
+}
+
+Status TableReader::ReadMetaBlocks() {
+  const std::string& name = options_.file_name;
+  if (file_size_ < Footer::kEncodedLength) {
+    return Status::Corruption(
+        fmt::format("{}: file is too short ({} bytes) to be a table", name, file_size_));
+  }
+  char footer_space[Footer::kEncodedLength];
+  Slice footer_input;
+  Status s = file_->Read(file_size_ - Footer::kEncodedLength, Footer::kEncodedLength,
+                         &footer_input, footer_space);
+  if (!s.ok()) return Status::IOError(name + ": reading the footer", s.ToString());
+  if (footer_input.size() != Footer::kEncodedLength) {
+    return Status::Corruption(name + ": footer truncated");
+  }
+  Footer footer;
+  s = footer.DecodeFrom(footer_input);
+  if (!s.ok()) {
+    return s.IsCorruption() ? Status::Corruption(
+                                  fmt::format("{}: footer at offset {}", name,
+                                              file_size_ - Footer::kEncodedLength),
+                                  s.ToString())
+                            : s;
+  }
+
+  // Metaindex → properties and filter handles.
+  BlockContents meta_contents;
+  s = ReadBlock(file_.get(), file_size_, name, footer.metaindex_handle, true, &meta_contents);
+  if (!s.ok()) return s;
+  Block metaindex(std::move(meta_contents));
+  BlockIter meta;
+  metaindex.InitIterator(BytewiseComparator(), &meta);
+  BlockHandle properties_handle;
+  bool have_properties = false;
+  for (meta.SeekToFirst(); meta.Valid(); meta.Next()) {
+    Slice v = meta.value();
+    BlockHandle h;
+    if (!h.DecodeFrom(&v).ok()) return Status::Corruption(name + ": bad metaindex entry");
+    if (meta.key() == Slice("shale.properties")) {
+      properties_handle = h;
+      have_properties = true;
+    } else if (meta.key() == Slice("shale.filter")) {
+      filter_handle_ = h;
+    }
+  }
+  if (!meta.status().ok()) return Status::Corruption(name + ": metaindex", meta.status().ToString());
+  if (!have_properties) return Status::Corruption(name + ": no properties block");
+
+  BlockContents props_contents;
+  s = ReadBlock(file_.get(), file_size_, name, properties_handle, true, &props_contents);
+  if (!s.ok()) return s;
+  s = properties_.Decode(props_contents.data);
+  if (!s.ok()) return Status::Corruption(name, s.ToString());
+  const char* want = options_.comparator->user_comparator()->Name();
+  if (!properties_.comparator.empty() && properties_.comparator != want) {
+    return Status::InvalidArgument(fmt::format("{}: written with comparator {}, opened with {}",
+                                               name, properties_.comparator, want));
+  }
+
+  BlockContents index_contents;
+  s = ReadBlock(file_.get(), file_size_, name, footer.index_handle, true, &index_contents);
+  if (!s.ok()) return s;
+  index_block_ = std::make_unique<Block>(std::move(index_contents));
+
+  if (filter_handle_.size() > 0) {
+    s = ReadBlock(file_.get(), file_size_, name, filter_handle_, true, &filter_contents_);
+    if (!s.ok()) return s;
+    filter_ = std::make_unique<FilterBlockReader>(filter_contents_.data);
+  }
+  return Status::OK();
+}
+
+bool TableReader::KeyMayMatch(const Slice& user_key) const {
+  return filter_ == nullptr || filter_->KeyMayMatch(user_key);
+}
+
+Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& handle,
+                                 BlockRef* ref) const {
+  ref->Reset();
+  Cache* cache = options_.block_cache.get();
+  char key[16];
+  if (cache != nullptr) {
+    EncodeFixed64(key, cache_id_);
+    EncodeFixed64(key + 8, handle.offset());
+    if (Cache::Handle* h = cache->Lookup(Slice(key, sizeof(key))); h != nullptr) {
+      RecordTick(options_.statistics, BLOCK_CACHE_HIT);
+      RecordTick(options_.statistics, BLOCK_CACHE_DATA_HIT);
+      ref->cache_ = cache;
+      ref->handle_ = h;
+      ref->block_ = static_cast<const Block*>(cache->Value(h));
+      return Status::OK();
+    }
+    RecordTick(options_.statistics, BLOCK_CACHE_MISS);
+    RecordTick(options_.statistics, BLOCK_CACHE_DATA_MISS);
+  }
+  const uint64_t start = options_.statistics != nullptr ? NowMicros() : 0;
+  BlockContents contents;
+  Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
+                       options.verify_checksums, &contents);
+  if (options_.statistics != nullptr) {
+    options_.statistics->recordInHistogram(SST_READ_MICROS, NowMicros() - start);
+  }
+  if (!s.ok()) return s;
+  auto block = std::make_unique<Block>(std::move(contents));
+  if (cache != nullptr && options.fill_cache) {
+    Block* raw = block.get();
+    Cache::Handle* h = nullptr;
+    s = cache->Insert(Slice(key, sizeof(key)), raw, raw->usable_size(), &DeleteCachedBlock, &h);
+    if (s.ok()) {
+      block.release();  // the cache owns it now
+      RecordTick(options_.statistics, BLOCK_CACHE_ADD);
+      ref->cache_ = cache;
+      ref->handle_ = h;
+      ref->block_ = raw;
+      return Status::OK();
+    }
+    // A full strict cache: keep the block for this read only.
+  }
+  ref->block_ = block.get();
+  ref->owned_ = std::move(block);
+  return Status::OK();
+}
+
+Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
+                        GetContext* ctx) const {
+  const Slice user_key = ExtractUserKey(internal_key);
+  if (filter_ != nullptr) {
+    if (!filter_->KeyMayMatch(user_key)) {
+      RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
+      return Status::OK();
+    }
+    RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
+  }
+  const Comparator* ucmp = options_.comparator->user_comparator();
+  BlockIter index;
+  index_block_->InitIterator(options_.comparator, &index);
+  bool matched = false;
+  bool done = false;
+  for (index.Seek(internal_key); index.Valid() && !done; index.Next()) {
+    Slice v = index.value();
+    BlockHandle handle;
+    if (!handle.DecodeFrom(&v).ok()) {
+      return Status::Corruption(options_.file_name, "bad index entry");
+    }
+    BlockRef ref;
+    Status s = GetDataBlock(options, handle, &ref);
+    if (!s.ok()) return s;
+    BlockIter it;
+    ref.get()->InitIterator(options_.comparator, &it);
+    const Pinner pinner =
+        ref.cached() ? Pinner{&PinCachedBlock, &ref} : Pinner{};
+    for (it.Seek(internal_key); it.Valid(); it.Next()) {
+      ParsedInternalKey parsed;
+      if (!ParseInternalKey(it.key(), &parsed)) {
+        return Status::Corruption(
+            fmt::format("{}: bad internal key in block at offset {}", options_.file_name,
+                        handle.offset()));
+      }
+      if (ucmp->Compare(parsed.user_key, user_key) != 0) {
+        done = true;
+        break;
+      }
+      matched = true;
+      if (!ctx->SaveValue(parsed, it.value(), pinner)) {
+        done = true;
+        break;
+      }
+    }
+    if (!it.status().ok()) {
+      return Status::Corruption(
+          fmt::format("{}: data block at offset {}", options_.file_name, handle.offset()),
+          it.status().ToString());
+    }
+  }
+  if (!index.status().ok()) {
+    return Status::Corruption(options_.file_name + ": index block", index.status().ToString());
+  }
+  if (matched && filter_ != nullptr) RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
+  return Status::OK();
+}
+
+std::unique_ptr<InternalIterator> TableReader::NewIndexIterator() const {
+  return index_block_->NewIterator(options_.comparator);
+}
+
+std::unique_ptr<InternalIterator> TableReader::NewIterator(const ReadOptions& options) const {
+  return std::make_unique<TableIterator>(this, options, options_.comparator, NewIndexIterator());
+}
+
+Status TableReader::VerifyChecksum() const {
+  ReadOptions ro;
+  ro.verify_checksums = true;
+  ro.fill_cache = false;
+  auto index = NewIndexIterator();
+  std::string prev;
+  bool first = true;
+  for (index->SeekToFirst(); index->Valid(); index->Next()) {
+    Slice v = index->value();
+    BlockHandle handle;
+    if (!handle.DecodeFrom(&v).ok()) return Status::Corruption(options_.file_name, "bad index entry");
+    BlockContents contents;
+    // Bypass the cache: the point is to read the bytes on disk.
+    Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle, true, &contents);
+    if (!s.ok()) return s;
+    Block block(std::move(contents));
+    BlockIter it;
+    block.InitIterator(options_.comparator, &it);
+    for (it.SeekToFirst(); it.Valid(); it.Next()) {
+      ParsedInternalKey parsed;
+      if (!ParseInternalKey(it.key(), &parsed)) {
+        return Status::Corruption(fmt::format("{}: bad internal key in block at offset {}",
+                                              options_.file_name, handle.offset()));
+      }
+      if (!first && options_.comparator->Compare(prev, it.key()) >= 0) {
+        return Status::Corruption(fmt::format("{}: keys out of order in block at offset {}",
+                                              options_.file_name, handle.offset()));
+      }
+      if (options_.comparator->Compare(it.key(), index->key()) > 0) {
+        return Status::Corruption(fmt::format("{}: key beyond its index separator at offset {}",
+                                              options_.file_name, handle.offset()));
+      }
+      prev.assign(it.key().data(), it.key().size());
+      first = false;
+    }
+    if (!it.status().ok()) {
+      return Status::Corruption(
+          fmt::format("{}: data block at offset {}", options_.file_name, handle.offset()),
+          it.status().ToString());
+    }
+  }
+  if (!index->status().ok()) {
+    return Status::Corruption(options_.file_name + ": index block", index->status().ToString());
+  }
+  return Status::OK();
+}
+
+}  // namespace shale
