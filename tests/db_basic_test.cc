@@ -1,6 +1,8 @@
 // DB-level behaviour on the POSIX file system: open semantics, reads and writes, merges,
 // snapshots, iterators, recovery across reopen, and the API's error contract.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "shale/statistics.h"
 #include "tests/db_test_util.h"
@@ -36,6 +38,23 @@ TEST_F(DBBasicTest, SecondOpenerIsRefusedByLock) {
   EXPECT_EQ(second, nullptr);
   Close();
   ASSERT_TRUE(DB::Open(options_, dbname_, &second).ok());
+}
+
+TEST_F(DBBasicTest, SecondOpenerInAnotherProcessIsRefused) {
+  Open();
+  ASSERT_TRUE(Put("k", "v").ok());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(options_, dbname_, &db);
+    _exit(s.IsIOError() && s.ToString().find("LOCK") != std::string::npos ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the other process opened a locked DB";
+  EXPECT_EQ(Get("k"), "v");
 }
 
 TEST_F(DBBasicTest, InvalidOptionsAreRejected) {

@@ -3,7 +3,8 @@
 # alternating engines, each run in a fresh directory, and prints the median ratio per row
 # (shale ops/sec ÷ RocksDB ops/sec).
 #
-#   tools/compare_rocksdb.sh [-r REPEATS] [ROW...]       rows: B1 B2 B3 B5 B6 (default: all)
+#   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
+#       rows: B1 B2 B3 B5 B6 (default: all); EXTRA FLAGS are added to every run of both engines
 #
 # Environment: SHALE_DB_BENCH (default build-release/tools/db_bench, built if missing),
 # ROCKSDB_DB_BENCH (default /usr/bin/db_bench from rocksdb-tools), TMPDIR.
@@ -11,10 +12,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=3
-if [[ "${1:-}" == "-r" ]]; then
-  repeats=$2
-  shift 2
-fi
+extra=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -r) repeats=$2; shift 2 ;;
+    -x) read -r -a extra <<<"$2"; shift 2 ;;
+    *) break ;;
+  esac
+done
 rows=("$@")
 [[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B5 B6)
 
@@ -61,8 +66,8 @@ for row in "${rows[@]}"; do
   read -r -a flags <<<"$(row_flags "$row")"
   ratios=() s_all=() r_all=()
   for ((i = 0; i < repeats; i++)); do
-    r=$(run_one "$rocks" "${common[@]}" "${flags[@]}")
-    s=$(run_one "$shale" "${common[@]}" "${flags[@]}")
+    r=$(run_one "$rocks" "${common[@]}" "${flags[@]}" "${extra[@]}")
+    s=$(run_one "$shale" "${common[@]}" "${flags[@]}" "${extra[@]}")
     s_all+=("$s") r_all+=("$r")
     ratios+=("$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.3f", (r > 0 ? s / r : 0) }')")
   done
