@@ -38,6 +38,7 @@
 #include "shale/statistics.h"
 #include "src/util/histogram.h"
 #include "src/util/random.h"
+#include "tools/tool_flags.h"
 
 DEFINE_string(benchmarks, "fillseq,fillrandom,overwrite,readrandom,readseq",
               "Comma-separated list of benchmarks to run in order: fillseq, fillrandom, "
@@ -76,51 +77,6 @@ using Clock = std::chrono::steady_clock;
 
 double NowSeconds() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-}
-
-// Checks every argument against the registered flags before gflags sees them, so that a typo
-// is an error (exit 2) instead of a silently ignored setting.
-void ParseFlagsStrictly(int argc, char** argv) {
-  gflags::SetUsageMessage("db_bench -benchmarks=fillrandom,readrandom -num=N ...");
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-help") {
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "db_bench");
-      std::exit(0);
-    }
-    if (arg.size() < 2 || arg[0] != '-') {
-      std::fprintf(stderr, "db_bench: unexpected argument '%s'\n", arg.c_str());
-      std::exit(2);
-    }
-    arg = arg.substr(arg[1] == '-' ? 2 : 1);
-    std::string name = arg.substr(0, arg.find('='));
-    bool has_value = arg.find('=') != std::string::npos;
-    std::string value = has_value ? arg.substr(name.size() + 1) : "";
-    gflags::CommandLineFlagInfo info;
-    if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {
-      // -noflag for booleans
-      if (!has_value && name.rfind("no", 0) == 0 &&
-          gflags::GetCommandLineFlagInfo(name.substr(2).c_str(), &info) && info.type == "bool") {
-        gflags::SetCommandLineOption(info.name.c_str(), "false");
-        continue;
-      }
-      std::fprintf(stderr, "db_bench: unknown flag '-%s'\n", name.c_str());
-      std::exit(2);
-    }
-    if (!has_value) {
-      if (info.type != "bool") {
-        std::fprintf(stderr, "db_bench: flag '-%s' needs a value (-%s=...)\n", name.c_str(),
-                     name.c_str());
-        std::exit(2);
-      }
-      value = "true";
-    }
-    if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
-      std::fprintf(stderr, "db_bench: bad value '%s' for flag '-%s' (%s)\n", value.c_str(),
-                   name.c_str(), info.type.c_str());
-      std::exit(2);
-    }
-  }
 }
 
 void CheckFlagRanges() {
@@ -576,7 +532,8 @@ class Benchmark {
 }  // namespace shale::bench
 
 int main(int argc, char** argv) {
-  shale::bench::ParseFlagsStrictly(argc, argv);
+  shale::tools::ParseFlagsStrictly("db_bench", "db_bench -benchmarks=fillrandom,readrandom -num=N ...",
+                                   argc, argv);
   shale::bench::CheckFlagRanges();
   if (FLAGS_db.empty()) {
     const char* tmp = std::getenv("TMPDIR");
