@@ -147,9 +147,6 @@ bool BlockIter::ParseNextKey() {
   }
   value_ = Slice(p + unshared, value_length);
   next_ = static_cast<uint32_t>(p + unshared + value_length - data_);
-  while (restart_index_ + 1 < num_restarts_ && RestartPoint(restart_index_ + 1) <= current_) {
-    restart_index_++;
-  }
   return true;
 }
 
@@ -206,16 +203,24 @@ void BlockIter::Next() {
 void BlockIter::Prev() {
   if (!Valid()) return;
   const uint32_t original = current_;
-  while (RestartPoint(restart_index_) >= original) {
-    if (restart_index_ == 0) {
-      // Before the first entry.
-      current_ = restarts_;
-      restart_index_ = num_restarts_;
-      return;
+  // The last restart point before the current entry (binary search: restart offsets ascend).
+  uint32_t left = 0;
+  uint32_t right = num_restarts_;  // first restart at or after original
+  while (left < right) {
+    const uint32_t mid = left + (right - left) / 2;
+    if (RestartPoint(mid) < original) {
+      left = mid + 1;
+    } else {
+      right = mid;
     }
-    restart_index_--;
   }
-  SeekToRestartPoint(restart_index_);
+  if (left == 0) {
+    // Before the first entry.
+    current_ = restarts_;
+    restart_index_ = num_restarts_;
+    return;
+  }
+  SeekToRestartPoint(left - 1);
   if (!status_.ok()) return;
   // Scan to the entry just before original.
   while (ParseNextKey() && next_ < original) {

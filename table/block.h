@@ -81,7 +81,7 @@ class BlockIter final : public InternalIterator {
   uint32_t num_restarts_ = 0;
   uint32_t current_ = 0;        // offset of the current entry; restarts_ when invalid
   uint32_t next_ = 0;           // offset just past the current entry
-  uint32_t restart_index_ = 0;  // the restart block current_ is in
+  uint32_t restart_index_ = 0;  // the restart point the current scan started from
   Slice key_;                   // into data_ (when unshared) or into key_buf_
   std::string key_buf_;
   Slice value_;
