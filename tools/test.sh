@@ -3,6 +3,8 @@
 #   tools/test.sh                      Debug build in build/, the whole suite
 #   tools/test.sh --sanitize=address  ASan + UBSan build (clang) in build-asan/, the whole suite
 #   tools/test.sh --sanitize=thread   TSan build (clang) in build-tsan/, the concurrency suites
+#   tools/test.sh --fuzz               libFuzzer targets (clang, ASan + UBSan) in build-fuzz/, each
+#                                      run for FUZZ_SECONDS (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +13,8 @@ for arg in "$@"; do
   case "$arg" in
     --sanitize=address) sanitize=address ;;
     --sanitize=thread) sanitize=thread ;;
-    *) echo "usage: $0 [--sanitize=address|thread]" >&2; exit 2 ;;
+    --fuzz) sanitize=fuzz ;;
+    *) echo "usage: $0 [--sanitize=address|thread] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 
@@ -39,8 +42,35 @@ case "$sanitize" in
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     ctest_args+=(-R Concurrent)
     ;;
+  fuzz)
+    dir=build-fuzz
+    cmake_args+=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_CXX_COMPILER=clang++
+                 -DCMAKE_C_COMPILER=clang "-DSHALE_SANITIZE=address;undefined"
+                 -DSHALE_BUILD_FUZZERS=ON -DSHALE_BUILD_TESTS=OFF -DSHALE_BUILD_TOOLS=OFF
+                 -DSHALE_BUILD_MICROBENCH=OFF)
+    export ASAN_OPTIONS=detect_leaks=1
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    ;;
 esac
 
 cmake -S . -B "$dir" "${cmake_args[@]}"
 cmake --build "$dir" -j "$jobs"
+if [[ "$sanitize" == fuzz ]]; then
+  seconds=${FUZZ_SECONDS:-60}
+  for fuzzer in "$dir"/tests/fuzz/*_fuzzer; do
+    name=$(basename "$fuzzer")
+    corpus=$(mktemp -d "${TMPDIR:-/tmp}/shale-corpus.XXXXXX")
+    echo "== $name: ${seconds}s"
+    # Findings are written to the build dir so CI keeps the reproducer.
+    "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$dir/$name-" "$corpus" 2>&1 | tail -n 15
+    status=${PIPESTATUS[0]}
+    rm -rf "$corpus"
+    if [[ $status -ne 0 ]]; then
+      echo "$name found a problem (exit $status); reproducer in $dir/" >&2
+      exit 1
+    fi
+  done
+  exit 0
+fi
 ctest --test-dir "$dir" "${ctest_args[@]}"

@@ -75,6 +75,9 @@ class InternalKeyComparator final : public Comparator {
  public:
   explicit InternalKeyComparator(const Comparator* user);
   int Compare(const Slice& a, const Slice& b) const override {
+    // Keys from damaged blocks may be shorter than a tag: order them bytewise rather than
+    // read outside them.
+    if (a.size() < 8 || b.size() < 8) [[unlikely]] return a.compare(b);
     int r = user_->IsBytewise() ? ExtractUserKey(a).compare(ExtractUserKey(b))
                                 : user_->Compare(ExtractUserKey(a), ExtractUserKey(b));
     if (r != 0) return r;

@@ -1,0 +1,53 @@
+// Raw bytes as a block: every iterator operation, over both the bytewise and the internal-key
+// comparator, must stay inside the block; the same bytes as a properties block must decode or
+// fail cleanly.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "shale/comparator.h"
+#include "src/db/dbformat.h"
+#include "table/block.h"
+#include "table/table_properties.h"
+
+namespace {
+
+void Exercise(shale::BlockIter* it, const uint8_t* data, size_t size) {
+  int n = 0;
+  for (it->SeekToFirst(); it->Valid() && n < 10000; it->Next()) n++;
+  for (it->SeekToLast(); it->Valid() && n < 20000; it->Prev()) n++;
+  // Seek to a few targets cut from the input itself.
+  for (size_t i = 0; i + 1 < size && i < 64; i += 16) {
+    const size_t len = std::min<size_t>(data[i] % 24, size - i - 1);
+    const shale::Slice target(reinterpret_cast<const char*>(data + i + 1), len);
+    it->Seek(target);
+    if (it->Valid()) it->Prev();
+    it->SeekForPrev(target);
+    if (it->Valid()) it->Next();
+  }
+  (void)it->status();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  shale::BlockContents contents;
+  contents.owned = std::make_unique<char[]>(size == 0 ? 1 : size);
+  if (size > 0) std::memcpy(contents.owned.get(), data, size);
+  contents.owned_size = size;
+  contents.data = shale::Slice(contents.owned.get(), size);
+  shale::Block block(std::move(contents));
+
+  shale::BlockIter bytewise;
+  block.InitIterator(shale::BytewiseComparator(), &bytewise);
+  Exercise(&bytewise, data, size);
+
+  const shale::InternalKeyComparator icmp(shale::BytewiseComparator());
+  shale::BlockIter internal;
+  block.InitIterator(&icmp, &internal);
+  Exercise(&internal, data, size);
+
+  shale::TableProperties props;
+  (void)props.Decode(shale::Slice(reinterpret_cast<const char*>(data), size));
+  return 0;
+}
