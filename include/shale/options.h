@@ -70,6 +70,10 @@ struct Options {
   double max_bytes_for_level_multiplier = 10;
   int max_background_jobs = 2;
   int max_open_files = -1;  // -1: unbounded
+  // The MANIFEST is rewritten as a fresh snapshot once it grows past this size.
+  uint64_t max_manifest_file_size = 64ull << 20;
+  // No compactions are scheduled automatically (CompactRange still works).
+  bool disable_auto_compactions = false;
 
   // ---- Table format ----
   CompressionType compression = CompressionType::kNoCompression;

@@ -1,0 +1,119 @@
+#include "src/db/level_iterator.h"
+
+#include <algorithm>
+
+#include "table/table_cache.h"
+
+namespace shale {
+namespace {
+
+class LevelIterator final : public InternalIterator {
+ public:
+  LevelIterator(TableCache* table_cache, const ReadOptions& options,
+                const InternalKeyComparator* icmp, FileList files)
+      : table_cache_(table_cache), options_(options), icmp_(icmp), files_(std::move(files)) {}
+
+  bool Valid() const override { return file_iter_ != nullptr && file_iter_->Valid(); }
+  void SeekToFirst() override {
+    OpenFile(0);
+    if (file_iter_ != nullptr) file_iter_->SeekToFirst();
+    SkipForward();
+  }
+  void SeekToLast() override {
+    OpenFile(files_.size() - 1);
+    if (file_iter_ != nullptr) file_iter_->SeekToLast();
+    SkipBackward();
+  }
+  void Seek(const Slice& target) override {
+    OpenFile(FindFile(target));
+    if (file_iter_ != nullptr) file_iter_->Seek(target);
+    SkipForward();
+  }
+  void SeekForPrev(const Slice& target) override {
+    size_t i = FindFile(target);
+    if (i >= files_.size()) i = files_.size() - 1;
+    OpenFile(i);
+    if (file_iter_ != nullptr) file_iter_->SeekForPrev(target);
+    SkipBackward();
+  }
+  void Next() override {
+    file_iter_->Next();
+    SkipForward();
+  }
+  void Prev() override {
+    file_iter_->Prev();
+    SkipBackward();
+  }
+  Slice key() const override { return file_iter_->key(); }
+  Slice value() const override { return file_iter_->value(); }
+  Status status() const override {
+    if (!status_.ok()) return status_;
+    return file_iter_ != nullptr ? file_iter_->status() : Status::OK();
+  }
+
+ private:
+  // The first file whose largest key is >= target (files_.size() if none).
+  size_t FindFile(const Slice& target) const {
+    return static_cast<size_t>(
+        std::partition_point(files_.begin(), files_.end(),
+                             [&](const auto& f) { return icmp_->Compare(f->largest, target) < 0; }) -
+        files_.begin());
+  }
+  // Opens file i (no-op if already open); past either end closes the current one.
+  void OpenFile(size_t i) {
+    if (i >= files_.size()) {
+      CloseFile();
+      return;
+    }
+    if (file_iter_ != nullptr && index_ == i) return;
+    CloseFile();
+    index_ = i;
+    file_iter_ = table_cache_->NewIterator(options_, files_[i]->number, files_[i]->file_size);
+  }
+  void CloseFile() {
+    if (file_iter_ != nullptr && !file_iter_->status().ok() && status_.ok()) {
+      status_ = file_iter_->status();
+    }
+    file_iter_.reset();
+    index_ = files_.size();
+  }
+  void SkipForward() {
+    while (file_iter_ != nullptr && !file_iter_->Valid()) {
+      if (!file_iter_->status().ok()) return;  // stop on an error: status() reports it
+      const size_t next = index_ + 1;
+      OpenFile(next);
+      if (file_iter_ != nullptr) file_iter_->SeekToFirst();
+    }
+  }
+  void SkipBackward() {
+    while (file_iter_ != nullptr && !file_iter_->Valid()) {
+      if (!file_iter_->status().ok()) return;
+      if (index_ == 0) {
+        CloseFile();
+        return;
+      }
+      OpenFile(index_ - 1);
+      if (file_iter_ != nullptr) file_iter_->SeekToLast();
+    }
+  }
+
+  TableCache* const table_cache_;
+  const ReadOptions options_;
+  const InternalKeyComparator* const icmp_;
+  const FileList files_;
+  std::unique_ptr<InternalIterator> file_iter_;
+  size_t index_ = 0;
+  Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<InternalIterator> NewLevelIterator(TableCache* table_cache,
+                                                   const ReadOptions& options,
+                                                   const InternalKeyComparator* icmp,
+                                                   FileList files) {
+  if (files.empty()) return NewErrorInternalIterator(Status::OK());
+  return std::make_unique<LevelIterator>(table_cache, options, icmp, std::move(files));
+}
+
+}  // namespace shale

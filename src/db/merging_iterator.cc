@@ -1,0 +1,128 @@
+#include "src/db/merging_iterator.h"
+
+#include <algorithm>
+
+namespace shale {
+namespace {
+
+class MergingIterator final : public InternalIterator {
+ public:
+  MergingIterator(const InternalKeyComparator* icmp,
+                  std::vector<std::unique_ptr<InternalIterator>> children)
+      : icmp_(icmp), children_(std::move(children)) {
+    heap_.reserve(children_.size());
+  }
+
+  bool Valid() const override { return !heap_.empty(); }
+  void SeekToFirst() override {
+    for (auto& c : children_) c->SeekToFirst();
+    Rebuild(kForward);
+  }
+  void SeekToLast() override {
+    for (auto& c : children_) c->SeekToLast();
+    Rebuild(kReverse);
+  }
+  void Seek(const Slice& target) override {
+    for (auto& c : children_) c->Seek(target);
+    Rebuild(kForward);
+  }
+  void SeekForPrev(const Slice& target) override {
+    for (auto& c : children_) c->SeekForPrev(target);
+    Rebuild(kReverse);
+  }
+  void Next() override {
+    if (direction_ != kForward) {
+      // Every other child moves to its first entry after the current key.
+      const std::string current = key().ToString();
+      InternalIterator* top = children_[heap_.front()].get();
+      for (auto& c : children_) {
+        if (c.get() == top) continue;
+        c->Seek(current);
+        if (c->Valid() && icmp_->Compare(c->key(), current) == 0) c->Next();
+      }
+      top->Next();
+      Rebuild(kForward);
+      return;
+    }
+    children_[heap_.front()]->Next();
+    FixTop();
+  }
+  void Prev() override {
+    if (direction_ != kReverse) {
+      // Every other child moves to its last entry before the current key.
+      const std::string current = key().ToString();
+      InternalIterator* top = children_[heap_.front()].get();
+      for (auto& c : children_) {
+        if (c.get() == top) continue;
+        c->SeekForPrev(current);
+        if (c->Valid() && icmp_->Compare(c->key(), current) == 0) c->Prev();
+      }
+      top->Prev();
+      Rebuild(kReverse);
+      return;
+    }
+    children_[heap_.front()]->Prev();
+    FixTop();
+  }
+  Slice key() const override { return children_[heap_.front()]->key(); }
+  Slice value() const override { return children_[heap_.front()]->value(); }
+  Status status() const override {
+    for (const auto& c : children_) {
+      Status s = c->status();
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
+
+ private:
+  enum Direction { kForward, kReverse };
+
+  // True when child a should be below child b in the heap (b is "better").
+  bool Below(size_t a, size_t b) const {
+    const int c = icmp_->Compare(children_[a]->key(), children_[b]->key());
+    return direction_ == kForward ? c > 0 : c < 0;
+  }
+  void SiftDown(size_t i) {
+    const size_t n = heap_.size();
+    while (true) {
+      size_t best = i;
+      const size_t l = 2 * i + 1, r = l + 1;
+      if (l < n && Below(heap_[best], heap_[l])) best = l;
+      if (r < n && Below(heap_[best], heap_[r])) best = r;
+      if (best == i) return;
+      std::swap(heap_[i], heap_[best]);
+      i = best;
+    }
+  }
+  void Rebuild(Direction d) {
+    direction_ = d;
+    heap_.clear();
+    for (size_t i = 0; i < children_.size(); i++) {
+      if (children_[i]->Valid()) heap_.push_back(i);
+    }
+    for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
+  }
+  // The top child moved: drop it if exhausted, else restore the heap order.
+  void FixTop() {
+    if (!children_[heap_.front()]->Valid()) {
+      heap_.front() = heap_.back();
+      heap_.pop_back();
+    }
+    if (!heap_.empty()) SiftDown(0);
+  }
+
+  const InternalKeyComparator* const icmp_;
+  std::vector<std::unique_ptr<InternalIterator>> children_;
+  std::vector<size_t> heap_;  // indexes of valid children
+  Direction direction_ = kForward;
+};
+
+}  // namespace
+
+std::unique_ptr<InternalIterator> NewMergingIterator(
+    const InternalKeyComparator* icmp, std::vector<std::unique_ptr<InternalIterator>> children) {
+  if (children.size() == 1) return std::move(children[0]);
+  return std::make_unique<MergingIterator>(icmp, std::move(children));
+}
+
+}  // namespace shale

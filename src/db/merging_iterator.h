@@ -1,0 +1,21 @@
+// MergingIterator: the union of several sorted internal-key iterators (memtables, L0 files,
+// levels) as one sorted iterator, in both directions. A binary heap over the children: a
+// min-heap while moving forward, a max-heap while moving backward; changing direction re-seeks
+// the other children around the current key.
+// Internal keys are unique across children (each has its own sequence number), so no two
+// children are ever positioned on equal keys.
+// Ownership: owns the children. Thread safety: one thread at a time.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "src/db/dbformat.h"
+#include "src/db/internal_iterator.h"
+
+namespace shale {
+
+std::unique_ptr<InternalIterator> NewMergingIterator(
+    const InternalKeyComparator* icmp, std::vector<std::unique_ptr<InternalIterator>> children);
+
+}  // namespace shale

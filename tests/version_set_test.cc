@@ -1,0 +1,359 @@
+// VersionEdit encoding, VersionSet recovery from CURRENT + MANIFEST (and every way they can be
+// damaged), MANIFEST rollover, and the merging and level iterators under the iterator contract.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shale/cache.h"
+#include "shale/comparator.h"
+#include "src/db/filename.h"
+#include "src/db/level_iterator.h"
+#include "src/db/merging_iterator.h"
+#include "src/db/version_edit.h"
+#include "src/db/version_set.h"
+#include "src/util/random.h"
+#include "table/table_builder.h"
+#include "table/table_cache.h"
+#include "tests/fault_injection_fs.h"
+#include "tests/iterator_contract.h"
+
+namespace shale {
+namespace {
+
+std::string IKey(const std::string& user_key, SequenceNumber seq, ValueType t = kTypeValue) {
+  std::string k;
+  AppendInternalKey(&k, user_key, seq, t);
+  return k;
+}
+
+FileMetaData Meta(uint64_t number, const std::string& smallest, const std::string& largest,
+                  SequenceNumber lo = 1, SequenceNumber hi = 1) {
+  FileMetaData f;
+  f.number = number;
+  f.file_size = 1000 + number;
+  f.smallest = IKey(smallest, hi);
+  f.largest = IKey(largest, lo);
+  f.smallest_seqno = lo;
+  f.largest_seqno = hi;
+  return f;
+}
+
+TEST(VersionEditTest, RoundTrip) {
+  VersionEdit e;
+  e.SetComparatorName("shale.BytewiseComparator");
+  e.SetLogNumber(12);
+  e.SetNextFileNumber(40);
+  e.SetLastSequence(123456789);
+  e.DeleteFile(1, 7);
+  e.DeleteFile(3, 9);
+  e.AddFile(0, Meta(20, "a", "m", 5, 9));
+  e.AddFile(2, Meta(21, std::string("\0\xff", 2), "zz"));
+  std::string enc;
+  e.EncodeTo(&enc);
+  VersionEdit d;
+  ASSERT_TRUE(d.DecodeFrom(enc).ok());
+  std::string enc2;
+  d.EncodeTo(&enc2);
+  EXPECT_EQ(enc, enc2);
+  EXPECT_EQ(*d.log_number(), 12u);
+  EXPECT_EQ(*d.last_sequence(), 123456789u);
+  ASSERT_EQ(d.new_files().size(), 2u);
+  EXPECT_EQ(d.new_files()[1].second.smallest, IKey(std::string("\0\xff", 2), 1));
+  EXPECT_EQ(d.deleted_files().size(), 2u);
+}
+
+TEST(VersionEditTest, MalformedRecordsAreCorruption) {
+  VersionEdit e;
+  e.SetLogNumber(3);
+  e.AddFile(1, Meta(5, "a", "b"));
+  std::string enc;
+  e.EncodeTo(&enc);
+  VersionEdit d;
+  // Cuts inside the new-file field (the first 2 bytes are the complete log-number field; a
+  // record cut at a field boundary is caught by the MANIFEST record's checksum instead).
+  for (size_t n = 3; n < enc.size(); n++) {
+    EXPECT_TRUE(d.DecodeFrom(Slice(enc.data(), n)).IsCorruption()) << n;
+  }
+  std::string unknown = enc;
+  PutVarint32(&unknown, 99);
+  Status s = d.DecodeFrom(unknown);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.ToString().find("unknown tag 99"), std::string::npos);
+  std::string bad_level;
+  PutVarint32(&bad_level, 5);  // kDeletedFile
+  PutVarint32(&bad_level, 1000);
+  PutVarint64(&bad_level, 1);
+  EXPECT_TRUE(d.DecodeFrom(bad_level).IsCorruption());
+}
+
+class VersionSetTest : public ::testing::Test {
+ protected:
+  VersionSetTest() {
+    EXPECT_TRUE(fs_.CreateDirIfMissing("/db").ok());
+    EXPECT_TRUE(fs_.NewDirectory("/db", &dir_).ok());
+    options_.num_levels = 4;
+    TableReaderOptions ro;
+    ro.comparator = &icmp_;
+    table_cache_ = std::make_unique<TableCache>("/db", &fs_, ro, -1, false);
+  }
+  std::unique_ptr<VersionSet> NewSet() {
+    return std::make_unique<VersionSet>("/db", &options_, &fs_, table_cache_.get(), &icmp_,
+                                        dir_.get());
+  }
+  // "L0:[n,..] L1:[..]" for the non-empty levels of the current version.
+  static std::string Shape(const VersionSet& vs) {
+    std::string out;
+    auto v = vs.current();
+    for (int level = 0; level < v->num_levels(); level++) {
+      if (v->files(level).empty()) continue;
+      out += "L" + std::to_string(level) + ":";
+      for (const auto& f : v->files(level)) out += std::to_string(f->number) + ",";
+      out += " ";
+    }
+    return out;
+  }
+
+  test::FaultInjectionFileSystem fs_{3};
+  std::unique_ptr<Directory> dir_;
+  Options options_;
+  InternalKeyComparator icmp_{BytewiseComparator()};
+  std::unique_ptr<TableCache> table_cache_;
+};
+
+TEST_F(VersionSetTest, LogAndApplyThenRecover) {
+  {
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    VersionEdit e1;
+    e1.AddFile(0, Meta(vs->NewFileNumber(), "a", "z", 1, 10));
+    e1.AddFile(0, Meta(vs->NewFileNumber(), "c", "d", 11, 20));
+    vs->SetLastSequence(20);
+    ASSERT_TRUE(vs->LogAndApply(&e1).ok());
+    EXPECT_EQ(Shape(*vs), "L0:4,3, ");  // newest first
+    VersionEdit e2;
+    e2.DeleteFile(0, 3);
+    e2.DeleteFile(0, 4);
+    e2.AddFile(1, Meta(vs->NewFileNumber(), "a", "k"));
+    e2.AddFile(1, Meta(vs->NewFileNumber(), "l", "z"));
+    e2.SetLogNumber(5);
+    ASSERT_TRUE(vs->LogAndApply(&e2).ok());
+    EXPECT_EQ(Shape(*vs), "L1:5,6, ");
+  }
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->Recover().ok());
+  EXPECT_EQ(Shape(*vs), "L1:5,6, ");
+  EXPECT_EQ(vs->last_sequence(), 20u);
+  EXPECT_EQ(vs->log_number(), 5u);
+  EXPECT_GE(vs->next_file_number(), 7u);
+  // Recovery starts a new MANIFEST; CURRENT names it.
+  std::string current;
+  ASSERT_TRUE(ReadFileToString(&fs_, "/db/CURRENT", &current).ok());
+  EXPECT_EQ("/db/" + current.substr(0, current.size() - 1),
+            ManifestFileName("/db", vs->manifest_file_number()));
+}
+
+TEST_F(VersionSetTest, ManifestRollsOverWhenLarge) {
+  options_.max_manifest_file_size = 2000;
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->CreateNew().ok());
+  const uint64_t first = vs->manifest_file_number();
+  for (int i = 0; i < 100; i++) {
+    VersionEdit e;
+    e.AddFile(0, Meta(vs->NewFileNumber(), "k" + std::to_string(i), "k" + std::to_string(i)));
+    ASSERT_TRUE(vs->LogAndApply(&e).ok());
+  }
+  EXPECT_NE(vs->manifest_file_number(), first);
+  EXPECT_LE(fs_.FileSize(ManifestFileName("/db", vs->manifest_file_number())), 2000u + 6000u);
+  auto again = NewSet();
+  ASSERT_TRUE(again->Recover().ok());
+  EXPECT_EQ(again->current()->files(0).size(), 100u);
+}
+
+TEST_F(VersionSetTest, FailedManifestWriteIsNotInstalledAndNextEditStartsFresh) {
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->CreateNew().ok());
+  const uint64_t first = vs->manifest_file_number();
+  fs_.SetErrorRate(test::FaultOp::kSync, 1, "MANIFEST");
+  VersionEdit e;
+  e.AddFile(0, Meta(vs->NewFileNumber(), "a", "b"));
+  EXPECT_TRUE(vs->LogAndApply(&e).IsIOError());
+  EXPECT_EQ(Shape(*vs), "");
+  fs_.DisableAllFaults();
+  VersionEdit e2;
+  e2.AddFile(0, Meta(vs->NewFileNumber(), "c", "d"));
+  ASSERT_TRUE(vs->LogAndApply(&e2).ok());
+  EXPECT_NE(vs->manifest_file_number(), first);
+  auto again = NewSet();
+  ASSERT_TRUE(again->Recover().ok());
+  EXPECT_EQ(Shape(*again), "L0:4, ");
+}
+
+TEST_F(VersionSetTest, DamagedCurrentOrManifestIsCorruption) {
+  {
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    VersionEdit e;
+    e.AddFile(1, Meta(vs->NewFileNumber(), "a", "b"));
+    ASSERT_TRUE(vs->LogAndApply(&e).ok());
+  }
+  std::string current;
+  ASSERT_TRUE(ReadFileToString(&fs_, "/db/CURRENT", &current).ok());
+  const std::string manifest = "/db/" + current.substr(0, current.size() - 1);
+  const std::string good_manifest = fs_.FileContents(manifest);
+
+  auto expect_corruption = [&](const char* what) {
+    auto vs = NewSet();
+    Status s = vs->Recover();
+    EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
+  };
+  fs_.SetFileContents("/db/CURRENT", "");
+  expect_corruption("empty CURRENT");
+  fs_.SetFileContents("/db/CURRENT", current.substr(0, current.size() - 1));
+  expect_corruption("CURRENT without newline");
+  fs_.SetFileContents("/db/CURRENT", "MANIFEST-999999\n");
+  expect_corruption("CURRENT naming a missing MANIFEST");
+  fs_.SetFileContents("/db/CURRENT", "garbage\n");
+  expect_corruption("CURRENT naming something else");
+  ASSERT_TRUE(fs_.DeleteFile("/db/CURRENT").ok());
+  expect_corruption("no CURRENT");
+  fs_.SetFileContents("/db/CURRENT", current);
+
+  // A flipped bit inside the MANIFEST's records.
+  std::string bad = good_manifest;
+  bad[10] ^= 1;
+  fs_.SetFileContents(manifest, bad);
+  expect_corruption("MANIFEST bit flip");
+  // A torn last record is an unacknowledged edit: recovery keeps the state before it.
+  fs_.SetFileContents(manifest, good_manifest.substr(0, good_manifest.size() - 3));
+  {
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->Recover().ok());
+    EXPECT_EQ(Shape(*vs), "");
+  }
+}
+
+TEST_F(VersionSetTest, InconsistentEditsAreCorruption) {
+  auto write_manifest = [&](const std::vector<VersionEdit>& edits) {
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(fs_.NewWritableFile(ManifestFileName("/db", 9), FileOptions(), &f).ok());
+    log::Writer w(std::move(f));
+    for (const auto& e : edits) {
+      std::string rec;
+      e.EncodeTo(&rec);
+      ASSERT_TRUE(w.AddRecord(rec).ok());
+    }
+    ASSERT_TRUE(w.Close().ok());
+    fs_.SetFileContents("/db/CURRENT", "MANIFEST-000009\n");
+  };
+  VersionEdit base;
+  base.SetComparatorName(BytewiseComparator()->Name());
+  base.SetLogNumber(0);
+  base.SetNextFileNumber(100);
+  base.SetLastSequence(0);
+
+  VersionEdit overlap = base;
+  overlap.AddFile(1, Meta(10, "a", "m"));
+  overlap.AddFile(1, Meta(11, "k", "z"));
+  write_manifest({overlap});
+  Status s = NewSet()->Recover();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("overlap"), std::string::npos) << s.ToString();
+
+  VersionEdit dup = base;
+  dup.AddFile(1, Meta(10, "a", "b"));
+  dup.AddFile(2, Meta(10, "c", "d"));
+  write_manifest({dup});
+  s = NewSet()->Recover();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+
+  VersionEdit other = base;
+  other.SetComparatorName("some.other.Comparator");
+  write_manifest({other});
+  s = NewSet()->Recover();
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+
+  VersionEdit partial;
+  partial.AddFile(0, Meta(10, "a", "b"));
+  write_manifest({partial});  // no log number, next file or sequence anywhere
+  EXPECT_TRUE(NewSet()->Recover().IsCorruption());
+}
+
+// ---- Merging and level iterators under the iterator contract ----
+
+class IteratorsTest : public VersionSetTest {
+ protected:
+  // Writes a table with the given entries; returns its metadata.
+  std::shared_ptr<FileMetaData> WriteTable(uint64_t number, const test::Entries& entries) {
+    std::unique_ptr<WritableFile> f;
+    EXPECT_TRUE(fs_.NewWritableFile(TableFileName("/db", number), FileOptions(), &f).ok());
+    TableBuilderOptions o;
+    o.comparator = &icmp_;
+    o.block_size = 128;
+    TableBuilder b(o, f.get());
+    for (const auto& [k, v] : entries) EXPECT_TRUE(b.Add(k, v).ok());
+    EXPECT_TRUE(b.Finish().ok());
+    EXPECT_TRUE(f->Close().ok());
+    auto meta = std::make_shared<FileMetaData>();
+    meta->number = number;
+    meta->file_size = b.FileSize();
+    meta->smallest = entries.front().first;
+    meta->largest = entries.back().first;
+    return meta;
+  }
+};
+
+TEST_F(IteratorsTest, LevelAndMergingIteratorsKeepTheContract) {
+  Random rnd(9);
+  // Level: 6 files of disjoint key ranges. Merge: the level plus 3 overlapping "L0" tables.
+  test::Entries all;
+  FileList level;
+  for (int f = 0; f < 6; f++) {
+    test::Entries entries;
+    for (int i = 0; i < 30; i++) {
+      char key[16];
+      std::snprintf(key, sizeof(key), "k%03d-%02d", f, i);
+      entries.emplace_back(IKey(key, 100 + f * 30 + i), "L" + std::to_string(f));
+    }
+    level.push_back(WriteTable(10 + f, entries));
+    all.insert(all.end(), entries.begin(), entries.end());
+  }
+  auto targets_for = [&](const test::Entries& entries) {
+    std::vector<std::string> t = {IKey("", kMaxSequenceNumber), IKey("zzz", 0)};
+    for (const auto& [k, v] : entries) {
+      t.push_back(k);
+      t.push_back(IKey(ExtractUserKey(k).ToString() + "x", kMaxSequenceNumber));
+    }
+    return t;
+  };
+  {
+    auto it = NewLevelIterator(table_cache_.get(), ReadOptions(), &icmp_, level);
+    auto targets = targets_for(all);
+    test::CheckIteratorContract(it.get(), all, &icmp_, 1, &targets);
+  }
+  std::vector<std::unique_ptr<InternalIterator>> children;
+  children.push_back(NewLevelIterator(table_cache_.get(), ReadOptions(), &icmp_, level));
+  for (int t = 0; t < 3; t++) {
+    test::Entries entries;
+    for (int i = 0; i < 50; i++) {
+      char key[16];
+      std::snprintf(key, sizeof(key), "k%03d-%02d", static_cast<int>(rnd.Uniform(6)),
+                    static_cast<int>(rnd.Uniform(40)));
+      entries.emplace_back(IKey(key, 1000 + t * 100 + i), "T" + std::to_string(t));
+    }
+    std::sort(entries.begin(), entries.end(),
+              [&](const auto& a, const auto& b) { return icmp_.Compare(a.first, b.first) < 0; });
+    auto meta = WriteTable(20 + t, entries);
+    children.push_back(table_cache_->NewIterator(ReadOptions(), meta->number, meta->file_size));
+    all.insert(all.end(), entries.begin(), entries.end());
+  }
+  std::sort(all.begin(), all.end(),
+            [&](const auto& a, const auto& b) { return icmp_.Compare(a.first, b.first) < 0; });
+  auto merged = NewMergingIterator(&icmp_, std::move(children));
+  auto targets = targets_for(all);
+  test::CheckIteratorContract(merged.get(), all, &icmp_, 2, &targets);
+}
+
+}  // namespace
+}  // namespace shale
