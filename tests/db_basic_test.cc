@@ -418,8 +418,6 @@ TEST_F(DBBasicTest, PropertiesAndStatistics) {
 TEST_F(DBBasicTest, NotYetAvailableCallsSayNotSupported) {
   options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
   Open();
-  EXPECT_TRUE(db_->Flush(FlushOptions()).IsNotSupported());
-  EXPECT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).IsNotSupported());
   PinnableSlice ops[4];
   GetMergeOperandsOptions gmo;
   gmo.expected_max_number_of_operands = 4;

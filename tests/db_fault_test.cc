@@ -41,7 +41,10 @@ class DBFaultTest : public ::testing::Test {
     db_.reset();
     return DB::Open(options_, kDbName, &db_);
   }
-  void Open() { ASSERT_TRUE(TryOpen().ok()); }
+  void Open() {
+    Status s = TryOpen();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
   // Drops the handle without a clean close (after a Crash, handles are stale anyway).
   void Abandon() {
     if (db_ != nullptr) db_->Close().PermitUncheckedError();
@@ -128,7 +131,8 @@ TEST_P(DBCrashTest, SyncedWritesSurviveAndRecoveryIsAPrefix) {
     ASSERT_TRUE(db_->Put(sync, "last", "z").ok());
     fs_->Crash(c.mode, c.revert_directories);
     Abandon();
-    ASSERT_TRUE(TryOpen().ok());
+    Status reopen = TryOpen();
+    ASSERT_TRUE(reopen.ok()) << reopen.ToString();
     EXPECT_EQ(CheckPrefix(written), n);
     EXPECT_EQ(Get("last"), "z");
     for (int i = 0; i < 40; i++) EXPECT_EQ(Get("x" + Key(i)), "y");

@@ -8,6 +8,7 @@
 #include "memtable/memtable.h"
 #include "src/db/db_iter.h"
 #include "src/db/get_context.h"
+#include "src/db/merging_iterator.h"
 #include "src/db/write_batch_internal.h"
 
 namespace shale {
@@ -21,27 +22,21 @@ uint64_t NowMicros() {
 
 }  // namespace
 
-// A snapshot: a sequence number and the DB it belongs to. Owned by DBImpl::snapshots_.
-class DBImpl::SnapshotImpl final : public Snapshot {
- public:
-  SnapshotImpl(const DBImpl* owner, SequenceNumber seq) : owner_(owner), seq_(seq) {}
-  SequenceNumber GetSequenceNumber() const override { return seq_; }
-  const DBImpl* owner() const { return owner_; }
-
-  std::list<std::unique_ptr<SnapshotImpl>>::iterator position;
-
- private:
-  const DBImpl* const owner_;
-  const SequenceNumber seq_;
-};
-
 DBImpl::DBImpl(const Options& options, std::string dbname)
     : dbname_(std::move(dbname)),
       options_(options),
       fs_(options.file_system ? options.file_system : FileSystem::Default()),
       stats_(options.statistics.get()),
       icmp_(options.comparator),
-      write_thread_(options.max_write_batch_group_size_bytes) {}
+      block_cache_(options.block_cache ? options.block_cache : NewLRUCache(32 << 20)),
+      write_thread_(options.max_write_batch_group_size_bytes) {
+  TableReaderOptions ro;
+  ro.comparator = &icmp_;
+  ro.block_cache = block_cache_;
+  ro.statistics = stats_;
+  table_cache_ = std::make_unique<TableCache>(dbname_, fs_.get(), ro, options_.max_open_files,
+                                              options_.use_direct_reads);
+}
 
 DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
 
@@ -128,11 +123,9 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   // ExitAsBatchGroupLeader.
   WriteThread::Group group;
   write_thread_.BuildBatchGroup(&w, &group);
-  if (read_only_.load(std::memory_order_acquire)) {
-    MutexLock l(&mutex_);
-    s = Status::IOError("DB is read-only after an earlier error; call Resume()",
-                        bg_error_.ToString());
-  }
+  // Switch a full memtable, or stall while flush and compaction catch up; also refuses writes
+  // while the DB is read-only after an error.
+  s = MakeRoomForWrite();
   const SequenceNumber first_seq = last_allocated_sequence_ + 1;
   const SequenceNumber last_seq = last_allocated_sequence_ + group.total_count;
   if (s.ok() && last_seq > kMaxSequenceNumber) s = Status::IOError("sequence numbers exhausted");
@@ -184,21 +177,13 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
 
 void DBImpl::SetBackgroundError(const Status& s) {
   MutexLock l(&mutex_);
-  if (bg_error_.ok()) bg_error_ = s;
-  read_only_.store(true, std::memory_order_release);
+  SetBackgroundErrorLocked(s);
 }
 
-template <typename Fn>
-Status DBImpl::WithWritesStopped(Fn&& fn) {
-  WriteThread::Writer w(WriteOptions(), nullptr, write_thread_.mutex(), /*exclusive=*/true);
-  bool leader = write_thread_.JoinBatchGroup(&w);
-  assert(leader);  // an exclusive writer is never taken into another group
-  (void)leader;
-  WriteThread::Group group;
-  write_thread_.BuildBatchGroup(&w, &group);
-  Status s = fn();
-  write_thread_.ExitAsBatchGroupLeader(group, s);
-  return s;
+void DBImpl::SetBackgroundErrorLocked(const Status& s) {
+  if (bg_error_.ok()) bg_error_ = s;
+  read_only_.store(true, std::memory_order_release);
+  bg_done_cv_.SignalAll();  // stalled writers and waiters see the error
 }
 
 Status DBImpl::SyncWAL() {
@@ -225,12 +210,13 @@ Status DBImpl::Resume() {
   return WithWritesStopped([this]() -> Status {
     if (!read_only_.load()) return Status::OK();
     // The old log may end in a partial record; later writes go to a fresh one, replayed after
-    // it at recovery.
-    Status r = CreateLog(log_number_ + 1);
-    if (!r.ok()) return r;
+    // it at recovery. A failed flush or compaction is retried by the background threads.
     MutexLock l(&mutex_);
+    Status r = CreateLog();
+    if (!r.ok()) return r;
     bg_error_ = Status::OK();
     read_only_.store(false, std::memory_order_release);
+    bg_work_cv_.SignalAll();
     return Status::OK();
   });
 }
@@ -257,18 +243,40 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, PinnableSlice* 
   SequenceNumber seq;
   s = ReadSequence(options, &seq);
   if (!s.ok()) return s;
-  return GetImpl(seq, key, value);
+  return GetImpl(options, seq, key, value);
 }
 
-Status DBImpl::GetImpl(SequenceNumber seq, const Slice& key, PinnableSlice* value) {
+namespace {
+
+bool Resolved(const GetContext& ctx) {
+  const auto st = ctx.state();
+  return st == GetContext::State::kFound || st == GetContext::State::kDeleted ||
+         st == GetContext::State::kCorrupt;
+}
+
+}  // namespace
+
+Status DBImpl::GetImpl(const ReadOptions& options, SequenceNumber seq, const Slice& key,
+                       PinnableSlice* value) {
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
+  // The SuperVersion is loaded after the sequence: everything up to seq is in it.
+  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
   LookupKey lkey(key, seq);
   GetContext ctx(options_.merge_operator.get(), stats_, key, value);
-  bool seen = mem_->Get(lkey, &ctx);
-  ctx.Finish();
-  Status s = ctx.status();
+  bool in_memory = sv->mem->Get(lkey, &ctx);
+  for (size_t i = 0; i < sv->imm.size() && !Resolved(ctx); i++) {
+    in_memory = sv->imm[i]->Get(lkey, &ctx) || in_memory;
+  }
+  Status s;
+  if (!Resolved(ctx)) s = sv->current->Get(options, lkey, &ctx);
+  if (s.ok()) {
+    ctx.Finish();
+    s = ctx.status();
+  } else {
+    value->Reset();
+  }
   if (stats_ != nullptr) {
-    stats_->recordTick(seen ? MEMTABLE_HIT : MEMTABLE_MISS);
+    stats_->recordTick(in_memory ? MEMTABLE_HIT : MEMTABLE_MISS);
     stats_->recordTick(NUMBER_KEYS_READ);
     if (s.ok()) stats_->recordTick(BYTES_READ, value->size());
     stats_->recordInHistogram(DB_GET, NowMicros() - start_us);
@@ -283,7 +291,9 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
   SequenceNumber seq = 0;
   if (s.ok()) s = ReadSequence(options, &seq);
   // Every key is read at the same sequence, so the batch sees one consistent state.
-  for (size_t i = 0; i < n; i++) statuses[i] = s.ok() ? GetImpl(seq, keys[i], &values[i]) : s;
+  for (size_t i = 0; i < n; i++) {
+    statuses[i] = s.ok() ? GetImpl(options, seq, keys[i], &values[i]) : s;
+  }
   if (stats_ != nullptr) {
     stats_->recordTick(NUMBER_MULTIGET_CALLS);
     stats_->recordTick(NUMBER_MULTIGET_KEYS_READ, n);
@@ -301,11 +311,19 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   Status s = CheckOpen();
   if (s.ok()) s = ReadSequence(options, &seq);
   if (!s.ok()) return NewErrorIterator(s);
-  mem_->Ref();
+  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  std::vector<std::unique_ptr<InternalIterator>> children;
+  children.push_back(sv->mem->NewIterator());
+  for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
+  sv->current->AddIterators(options, &children);
   auto iter = NewDBIterator(options_.comparator, options_.merge_operator.get(), stats_,
-                            mem_->NewIterator(), seq);
-  iter->RegisterCleanup([](void* m, void*) { static_cast<MemTable*>(m)->Unref(); }, mem_,
-                        nullptr);
+                            NewMergingIterator(&icmp_, std::move(children)), seq);
+  // The iterator keeps its SuperVersion (memtables and table files) alive.
+  auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
+  iter->RegisterCleanup(
+      [](void* p, void*) { std::unique_ptr<std::shared_ptr<SuperVersion>> h(
+                               static_cast<std::shared_ptr<SuperVersion>*>(p)); },
+      hold, nullptr);
   return iter;
 }
 
@@ -330,37 +348,25 @@ void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   snapshots_.erase(snap->position);
 }
 
-// ---------------------------------------------------------------- later layers
-
-Status DBImpl::Flush(const FlushOptions&) {
-  Status s = CheckOpen();
-  if (!s.ok()) return s;
-  return Status::NotSupported("Flush needs table files, which this build does not write yet");
-}
-
-Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice*, const Slice*) {
-  Status s = CheckOpen();
-  if (!s.ok()) return s;
-  return Status::NotSupported("CompactRange needs table files, which this build does not write");
-}
-
-Status DBImpl::WaitForCompact() {
-  // No background work exists yet, so there is never anything to wait for.
-  return CheckOpen();
-}
-
 // ---------------------------------------------------------------- properties, close
 
 bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   value->clear();
   if (!CheckOpen().ok()) return false;
   std::string_view p = property.ToStringView();
-  if (p == "shale.cur-size-all-mem-tables" || p == "shale.cur-size-active-mem-table") {
-    *value = std::to_string(mem_->ApproximateMemoryUsage());
+  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  if (p == "shale.cur-size-active-mem-table") {
+    *value = std::to_string(sv->mem->ApproximateMemoryUsage());
+  } else if (p == "shale.cur-size-all-mem-tables") {
+    size_t total = sv->mem->ApproximateMemoryUsage();
+    for (MemTable* m : sv->imm) total += m->ApproximateMemoryUsage();
+    *value = std::to_string(total);
+  } else if (p == "shale.num-immutable-mem-table") {
+    *value = std::to_string(sv->imm.size());
   } else if (p == "shale.num-entries-active-mem-table") {
-    *value = std::to_string(mem_->num_entries());
+    *value = std::to_string(sv->mem->num_entries());
   } else if (p == "shale.num-deletes-active-mem-table") {
-    *value = std::to_string(mem_->num_deletes());
+    *value = std::to_string(sv->mem->num_deletes());
   } else if (p == "shale.latest-sequence-number") {
     *value = std::to_string(last_sequence_.load());
   } else if (p == "shale.num-snapshots") {
@@ -374,17 +380,62 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
         level >= options_.num_levels) {
       return false;
     }
-    *value = "0";
+    *value = std::to_string(sv->current->files(level).size());
+  } else if (p == "shale.estimate-num-keys") {
+    // Entries in memtables and tables; overwrites and deletions make it an overestimate.
+    uint64_t n = sv->mem->num_entries();
+    for (MemTable* m : sv->imm) n += m->num_entries();
+    for (int level = 0; level < sv->current->num_levels(); level++) {
+      for (const auto& f : sv->current->files(level)) {
+        Cache::Handle* h = nullptr;
+        if (table_cache_->FindTable(f->number, f->file_size, &h).ok()) {
+          n += table_cache_->GetReader(h)->properties().num_entries;
+          table_cache_->Release(h);
+        }
+      }
+    }
+    *value = std::to_string(n);
   } else if (p == "shale.background-errors") {
     MutexLock l(&mutex_);
     *value = bg_error_.ok() ? "0" : "1";
+  } else if (p == "shale.write-stall") {
+    MutexLock l(&mutex_);
+    *value = fmt::format("reason: {}; level0-slowdown: {}; level0-stop: {}; memtable-limit: {}",
+                         stall_reason_, stall_count_l0_slowdown_, stall_count_l0_stop_,
+                         stall_count_memtable_);
   } else if (p == "shale.stats") {
     MutexLock l(&mutex_);
+    const Version& v = *sv->current;
+    std::string levels = "Level  Files  Size(MB)  Score\n";
+    for (int level = 0; level < v.num_levels(); level++) {
+      if (v.files(level).empty()) continue;
+      const double score =
+          level == 0 ? static_cast<double>(v.files(0).size()) /
+                           options_.level0_file_num_compaction_trigger
+                     : static_cast<double>(v.NumLevelBytes(level)) /
+                           static_cast<double>(versions_->MaxBytesForLevel(level));
+      levels += fmt::format("  L{:<3} {:>5} {:>9.2f} {:>6.2f}\n", level, v.files(level).size(),
+                            static_cast<double>(v.NumLevelBytes(level)) / 1048576.0, score);
+    }
+    const uint64_t user_bytes = stats_ != nullptr ? stats_->getTickerCount(BYTES_WRITTEN) : 0;
+    const double wamp =
+        flush_bytes_ == 0 ? 0
+                          : static_cast<double>(flush_bytes_ + compaction_write_bytes_) /
+                                static_cast<double>(flush_bytes_);
     *value = fmt::format(
-        "** DB Stats **\nLatest sequence: {}\nMemtable: {} entries, {} bytes\nWAL: {:06}.log, "
-        "{} bytes\nSnapshots: {}\nBackground error: {}\n",
-        last_sequence_.load(), mem_->num_entries(), mem_->ApproximateMemoryUsage(), log_number_,
-        log_ ? log_->FileSize() : 0, snapshots_.size(), bg_error_.ToString());
+        "** DB Stats **\nLatest sequence: {}\nMemtables: active {} entries {} bytes, {} "
+        "immutable\nWAL: {:06}.log\n** Compaction Stats **\n{}Flushes: {} ({:.2f} MB)\n"
+        "Compactions: {} (read {:.2f} MB, wrote {:.2f} MB)\nWrite amplification (flush + "
+        "compaction over flush): {:.2f}\nUser bytes written (with statistics): {}\n"
+        "Stalls: level0-slowdown {}, level0-stop {}, memtable-limit {} (now: {})\n"
+        "Snapshots: {}\nBackground error: {}\n",
+        last_sequence_.load(), sv->mem->num_entries(), sv->mem->ApproximateMemoryUsage(),
+        sv->imm.size(), log_number_, levels, num_flushes_,
+        static_cast<double>(flush_bytes_) / 1048576.0, num_compactions_,
+        static_cast<double>(compaction_read_bytes_) / 1048576.0,
+        static_cast<double>(compaction_write_bytes_) / 1048576.0, wamp, user_bytes,
+        stall_count_l0_slowdown_, stall_count_l0_stop_, stall_count_memtable_, stall_reason_,
+        snapshots_.size(), bg_error_.ToString());
   } else {
     return false;
   }
@@ -406,19 +457,33 @@ Status DBImpl::Close() {
 // Idempotent: also releases what a failed Open had taken.
 Status DBImpl::CloseImpl() {
   closed_.store(true);
+  shutdown_requested_.store(true);
+  {
+    MutexLock l(&mutex_);
+    shutting_down_ = true;
+    bg_work_cv_.SignalAll();
+    bg_done_cv_.SignalAll();
+  }
+  for (std::thread& t : bg_threads_) t.join();
+  bg_threads_.clear();
   Status s;
   if (log_ != nullptr) {
     s = log_->Close();
     log_.reset();
   }
+  super_version_.store(nullptr);
+  {
+    MutexLock l(&mutex_);
+    for (const Immutable& i : imm_) i.mem->Unref();
+    imm_.clear();
+    snapshots_.clear();
+    versions_.reset();
+  }
   if (mem_ != nullptr) {
     mem_->Unref();
     mem_ = nullptr;
   }
-  {
-    MutexLock l(&mutex_);
-    snapshots_.clear();
-  }
+  table_cache_.reset();
   db_dir_.reset();
   db_lock_.reset();
   return s;

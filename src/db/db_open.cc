@@ -1,17 +1,22 @@
 // DB::Open, recovery and DestroyDB.
 //
-// Recovery replays every NNNNNN.log in number order into a fresh memtable. Each log is read to
-// its end or first problem, and the WAL recovery mode decides:
+// Open reads CURRENT and the MANIFEST (VersionSet::Recover), then replays every NNNNNN.log
+// numbered at or above the MANIFEST's log number, in order, into a memtable — writing it out
+// as an L0 table whenever it fills and at the end (unless avoid_flush_during_recovery), so
+// that the replayed logs can be dropped once the MANIFEST records the new log number. Each log
+// is read to its end or first problem, and the WAL recovery mode decides:
 //   - a torn or zeroed tail is dropped (tolerate-corrupted-tail, point-in-time) or fails Open
 //     (absolute-consistency);
 //   - a damaged record fails Open (tolerate, absolute) or ends replay there (point-in-time);
 //   - a read error always fails Open.
-// When anything was dropped, the surviving records are copied into the new log, which is
+// When anything was dropped and the recovered data stays in the memtable
+// (avoid_flush_during_recovery), the surviving records are copied into the new log, which is
 // synced before the old logs are deleted, so a later crash can never replay records that were
 // dropped, nor records that followed a dropped one. Records already applied (from a copy cut
 // short by a crash) are recognized by their sequence numbers and skipped.
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -131,15 +136,34 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
 }
 
 Status DBImpl::OpenImpl() {
-  mem_ = new MemTable(icmp_);  // owned through its reference count
-  mem_->Ref();
-  Status s = LockAndCheckExistence();
-  if (s.ok()) s = RecoverLogs();
-  if (!s.ok()) closed_.store(true);  // the destructor still releases what was taken
+  bool is_new = false;
+  Status s = LockAndCheckExistence(&is_new);
+  if (s.ok()) {
+    MutexLock l(&mutex_);
+    versions_ = std::make_unique<VersionSet>(dbname_, &options_, fs_.get(), table_cache_.get(),
+                                             &icmp_, db_dir_.get());
+    s = is_new ? versions_->CreateNew() : versions_->Recover();
+    if (s.ok()) {
+      mem_ = new MemTable(icmp_);  // owned through its reference count
+      mem_->Ref();
+      VersionEdit edit;
+      s = RecoverLogs(&edit);
+    }
+    if (s.ok()) {
+      InstallSuperVersion();
+      DeleteObsoleteFiles();
+    }
+  }
+  if (!s.ok()) {
+    closed_.store(true);  // the destructor still releases what was taken
+    return s;
+  }
+  StartBackgroundThreads();
   return s;
 }
 
-Status DBImpl::LockAndCheckExistence() {
+Status DBImpl::LockAndCheckExistence(bool* is_new) {
+  *is_new = false;
   if (options_.create_if_missing) {
     Status s = fs_->CreateDirIfMissing(dbname_);
     if (!s.ok()) return s;
@@ -151,7 +175,7 @@ Status DBImpl::LockAndCheckExistence() {
   s = fs_->NewDirectory(dbname_, &db_dir_);
   if (!s.ok()) return s;
 
-  s = fs_->FileExists(IdentityFileName(dbname_));
+  s = fs_->FileExists(CurrentFileName(dbname_));
   if (s.ok()) {
     if (options_.error_if_exists) {
       return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
@@ -159,15 +183,35 @@ Status DBImpl::LockAndCheckExistence() {
     return Status::OK();
   }
   if (!s.IsNotFound()) return s;
+  // No CURRENT. Creation writes IDENTITY, then a MANIFEST, then CURRENT, and only then logs
+  // and tables: without logs or tables, no write was ever acknowledged here and an interrupted
+  // creation can simply start over. With them, CURRENT was lost: that is damage.
+  std::vector<std::string> children;
+  s = fs_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  bool has_identity = false;
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    if (type == FileType::kLog || type == FileType::kTable) {
+      return Status::Corruption(dbname_, "holds logs or tables but no CURRENT file");
+    }
+    has_identity = has_identity || type == FileType::kIdentity;
+  }
   if (!options_.create_if_missing) {
     return Status::InvalidArgument(dbname_, "is not a shale DB (create_if_missing is false)");
   }
-  s = WriteStringToFile(fs_.get(), NewIdentity(), IdentityFileName(dbname_), /*sync=*/true);
-  if (s.ok()) s = db_dir_->Fsync();
+  if (!has_identity) {
+    s = WriteStringToFile(fs_.get(), NewIdentity(), IdentityFileName(dbname_), /*sync=*/true);
+    if (s.ok()) s = db_dir_->Fsync();
+  }
+  *is_new = s.ok();
   return s;
 }
 
-Status DBImpl::CreateLog(uint64_t number) {
+Status DBImpl::CreateLog() {
+  const uint64_t number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> file;
   Status s = fs_->NewWritableFile(LogFileName(dbname_, number), FileOptions(), &file);
   if (s.ok()) s = db_dir_->Fsync();
@@ -178,41 +222,61 @@ Status DBImpl::CreateLog(uint64_t number) {
   return Status::OK();
 }
 
-Status DBImpl::RecoverLogs() {
+Status DBImpl::RecoverLogs(VersionEdit* edit) {
   std::vector<std::string> children;
   Status s = fs_->GetChildren(dbname_, &children);
   if (!s.ok()) return s;
   std::vector<uint64_t> logs;
+  std::set<uint64_t> tables_on_disk;
   for (const std::string& name : children) {
     uint64_t number;
     FileType type;
-    if (ParseFileName(name, &number, &type) && type == FileType::kLog) logs.push_back(number);
+    if (!ParseFileName(name, &number, &type)) continue;
+    versions_->MarkFileNumberUsed(number);
+    if (type == FileType::kLog && number >= versions_->log_number()) logs.push_back(number);
+    if (type == FileType::kTable) tables_on_disk.insert(number);
   }
   std::sort(logs.begin(), logs.end());
-  const uint64_t new_log = logs.empty() ? 1 : logs.back() + 1;
+  {
+    auto v = versions_->current();
+    for (int level = 0; level < v->num_levels(); level++) {
+      for (const auto& f : v->files(level)) {
+        if (tables_on_disk.count(f->number) == 0) {
+          return Status::Corruption(dbname_, fmt::format("table file {:06}.sst listed in the "
+                                                         "MANIFEST is missing", f->number));
+        }
+      }
+    }
+  }
+  const bool flush = !options_.avoid_flush_during_recovery;
 
-  // Pass 1: apply to the memtable and decide how far replay goes.
+  // Pass 1: apply to the memtable (flushing it when full) and decide how far replay goes.
   SequenceNumber last_seq = 0;
   size_t replayed_logs = 0;  // logs [0, replayed_logs) are replayed (the last maybe partly)
   bool dropped = false;
-  std::vector<uint64_t> empty_logs;  // clean and without records: nothing to keep
+  Status flush_status;
   const WALRecoveryMode mode = options_.wal_recovery_mode;
   for (uint64_t number : logs) {
     Status problem;
     uint64_t records = 0;
     const std::string name = LogFileName(dbname_, number);
     auto end = ReplayLog(fs_.get(), name, &last_seq, &records, &problem,
-                         [this](const WriteBatch& batch, SequenceNumber first) {
+                         [&](const WriteBatch& batch, SequenceNumber first) {
                            Status ins = WriteBatchInternal::InsertInto(&batch, first, mem_);
                            assert(ins.ok());  // validated by ReplayLog
                            ins.PermitUncheckedError();
+                           if (flush && flush_status.ok() &&
+                               mem_->ApproximateMemoryUsage() >= options_.write_buffer_size) {
+                             flush_status = WriteLevel0Table(mem_, edit);
+                             mem_->Unref();
+                             mem_ = new MemTable(icmp_);
+                             mem_->Ref();
+                           }
                          });
+    if (!flush_status.ok()) return flush_status;
     replayed_logs++;
     using End = log::Reader::End;
-    if (end == End::kClean) {
-      if (records == 0) empty_logs.push_back(number);
-      continue;
-    }
+    if (end == End::kClean) continue;
     if (end == End::kIOError || mode == WALRecoveryMode::kAbsoluteConsistency) return problem;
     if (end == End::kCorruption) {
       if (mode == WALRecoveryMode::kTolerateCorruptedTailRecords) return problem;
@@ -222,17 +286,34 @@ Status DBImpl::RecoverLogs() {
     dropped = true;  // a torn or zeroed tail, dropped
   }
   if (replayed_logs < logs.size()) dropped = true;
+  last_seq = std::max(last_seq, versions_->last_sequence());
   last_allocated_sequence_ = last_seq;
   last_sequence_.store(last_seq, std::memory_order_release);
+  versions_->SetLastSequence(last_seq);
 
-  s = CreateLog(new_log);
+  s = CreateLog();
   if (!s.ok()) return s;
-  if (!dropped) {
-    for (uint64_t number : empty_logs) {
-      s = fs_->DeleteFile(LogFileName(dbname_, number));
+  mem_log_number_ = log_number_;
+
+  if (flush) {
+    if (mem_->num_entries() > 0) {
+      s = WriteLevel0Table(mem_, edit);
       if (!s.ok()) return s;
+      mem_->Unref();
+      mem_ = new MemTable(icmp_);
+      mem_->Ref();
     }
-    return empty_logs.empty() ? s : db_dir_->Fsync();
+    // Everything replayed is in tables now: the old logs are no longer needed.
+    edit->SetLogNumber(log_number_);
+    s = versions_->LogAndApply(edit);
+    for (const auto& [level, f] : edit->new_files()) pending_outputs_.erase(f.number);
+    return s;
+  }
+
+  if (!dropped) {
+    // The recovered data stays in the memtable; its logs stay until it is flushed.
+    if (!logs.empty()) mem_log_number_ = logs.front();
+    return Status::OK();
   }
 
   // Pass 2: copy the surviving records into the new log, make it durable, then drop the old
@@ -249,16 +330,15 @@ Status DBImpl::RecoverLogs() {
                 s = log_->AddRecord(WriteBatchInternal::Contents(&copy));
               });
   }
-  if (s.ok() && copied_seq != last_seq) {
+  if (s.ok() && copied_seq != std::min(last_seq, copied_seq == 0 ? 0 : last_seq)) {
     // The same bytes read twice gave different records: the device returns unstable data.
     s = Status::Corruption("WAL read back differently during recovery", dbname_);
   }
   if (s.ok()) s = log_->Sync();
-  if (s.ok()) s = db_dir_->Fsync();
-  for (size_t i = 0; i < logs.size() && s.ok(); i++) {
-    s = fs_->DeleteFile(LogFileName(dbname_, logs[i]));
+  if (s.ok()) {
+    edit->SetLogNumber(log_number_);
+    s = versions_->LogAndApply(edit);
   }
-  if (s.ok()) s = db_dir_->Fsync();
   return s;
 }
 

@@ -262,10 +262,15 @@ Status VersionSet::StartNewManifest(const Version& v) {
   snapshot.EncodeTo(&record);
   s = writer->AddRecord(record);
   if (s.ok()) s = writer->Sync();
-  if (s.ok()) s = SetCurrentFile(number);
   if (!s.ok()) {
     writer->Close().PermitUncheckedError();
     fs_->DeleteFile(ManifestFileName(dbname_, number)).PermitUncheckedError();
+    return s;
+  }
+  s = SetCurrentFile(number);
+  if (!s.ok()) {
+    // CURRENT may or may not name the new MANIFEST now; both are complete, so keep both.
+    writer->Close().PermitUncheckedError();
     return s;
   }
   manifest_ = std::move(writer);
@@ -296,6 +301,11 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
   std::shared_ptr<Version> v;
   if (s.ok()) s = builder.SaveTo(&v);
   if (!s.ok()) return s;
+  if (!edit->new_files().empty()) {
+    // The new tables' directory entries must be durable before the MANIFEST names them.
+    s = db_dir_->Fsync();
+    if (!s.ok()) return s;
+  }
 
   if (manifest_ == nullptr || manifest_->FileSize() >= options_->max_manifest_file_size) {
     // A fresh MANIFEST snapshots the new state; it needs no separate edit record.

@@ -1,0 +1,65 @@
+// Compaction: a set of input files from one level and the overlapping files of the next, to
+// be merged into new files of the next level — and the leveled picker that chooses them.
+//
+// Picking (leveled, like RocksDB's default): L0's score is its file count over
+// level0_file_num_compaction_trigger; level n >= 1 scores its bytes over
+// max_bytes_for_level_base × multiplier^(n-1). The highest score >= 1 is compacted: L0 takes
+// every L0 file; level n takes the next file after the level's compaction pointer (round
+// robin over the key space). The next level's files overlapping the inputs join them.
+//
+// Ownership: shares the input Version and file metadata. Thread safety: built and marked under
+// the DB mutex; read-only while the job runs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/db/version_set.h"
+
+namespace shale {
+
+class Compaction {
+ public:
+  Compaction(std::shared_ptr<Version> input_version, int level, uint64_t max_output_file_size)
+      : input_version_(std::move(input_version)),
+        level_(level),
+        max_output_file_size_(max_output_file_size) {}
+
+  int level() const { return level_; }
+  int output_level() const { return level_ + 1; }
+  const FileList& inputs(int which) const { return inputs_[which]; }
+  FileList& mutable_inputs(int which) { return inputs_[which]; }
+  const Version& input_version() const { return *input_version_; }
+  uint64_t max_output_file_size() const { return max_output_file_size_; }
+  uint64_t InputBytes() const;
+
+  // One input file and nothing to merge it with: it can move down a level unchanged.
+  bool IsTrivialMove() const;
+  // Records the removal of every input in edit.
+  void AddInputDeletions(VersionEdit* edit) const;
+  // REQUIRES: DB mutex.
+  void MarkBeingCompacted(bool value) const;
+  std::string Describe() const;
+
+ private:
+  std::shared_ptr<Version> input_version_;
+  const int level_;
+  const uint64_t max_output_file_size_;
+  FileList inputs_[2];
+};
+
+// The compaction the tree needs most, or null when every score is below 1 (or its inputs are
+// busy). compact_pointers (one per level) is advanced for the level picked.
+std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset,
+                                           std::shared_ptr<Version> version,
+                                           std::vector<std::string>* compact_pointers);
+// The highest level score (>= 1 means a compaction is due).
+double MaxCompactionScore(const VersionSet& vset, const Version& version);
+// Every file of level overlapping [begin, end] (null: unbounded) plus the overlapping files of
+// level + 1; null when level has none there.
+std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
+                                            std::shared_ptr<Version> version, int level,
+                                            const Slice* begin, const Slice* end);
+
+}  // namespace shale

@@ -1,0 +1,464 @@
+// Memtable switches, write stalls, background flush and compaction, obsolete-file deletion,
+// and the calls that drive them (Flush, CompactRange, WaitForCompact).
+//
+// Background threads (Options::max_background_jobs of them) share one loop: a flush of the
+// oldest immutable memtable takes priority; otherwise one compaction at a time runs when some
+// level's score reaches 1. Jobs hold mutex_ only to pick work and to install results; file IO
+// happens with it released.
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "memtable/memtable.h"
+#include "src/db/builder.h"
+#include "src/db/compaction.h"
+#include "src/db/db_impl.h"
+#include "src/db/filename.h"
+#include "src/db/merging_iterator.h"
+
+namespace shale {
+namespace {
+
+uint64_t NowMicros() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+TableBuilderOptions DBImpl::BuilderOptions() const {
+  TableBuilderOptions o;
+  o.comparator = &icmp_;
+  o.block_size = options_.block_size;
+  o.block_restart_interval = options_.block_restart_interval;
+  o.bloom_bits_per_key = options_.bloom_bits_per_key;
+  o.compression = options_.compression;
+  return o;
+}
+
+std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
+  std::vector<SequenceNumber> seqs;
+  for (const auto& s : snapshots_) seqs.push_back(s->GetSequenceNumber());
+  std::sort(seqs.begin(), seqs.end());
+  return seqs;
+}
+
+void DBImpl::InstallSuperVersion() {
+  std::vector<MemTable*> imm;
+  for (const Immutable& i : imm_) imm.push_back(i.mem);
+  super_version_.store(std::make_shared<SuperVersion>(mem_, std::move(imm), versions_->current()),
+                       std::memory_order_release);
+}
+
+// ---------------------------------------------------------------- write path
+
+Status DBImpl::SwitchMemtable() {
+  const uint64_t old_log = mem_log_number_;
+  Status s = CreateLog();
+  if (!s.ok()) return s;
+  imm_.push_front(Immutable{mem_, old_log});
+  mem_ = new MemTable(icmp_);  // owned through its reference count
+  mem_->Ref();
+  mem_log_number_ = log_number_;
+  InstallSuperVersion();
+  bg_work_cv_.SignalAll();
+  return Status::OK();
+}
+
+Status DBImpl::MakeRoomForWrite() {
+  MutexLock l(&mutex_);
+  bool delayed = false;
+  while (true) {
+    if (!bg_error_.ok()) {
+      return Status::IOError("DB is read-only after an earlier error; call Resume()",
+                             bg_error_.ToString());
+    }
+    const size_t l0 = versions_->current()->files(0).size();
+    const bool mem_full = mem_->ApproximateMemoryUsage() >= options_.write_buffer_size;
+    if (!delayed && l0 >= static_cast<size_t>(options_.level0_slowdown_writes_trigger) &&
+        l0 < static_cast<size_t>(options_.level0_stop_writes_trigger)) {
+      // Slow down: give compaction a millisecond per write group while L0 is backed up.
+      stall_reason_ = "level0-slowdown";
+      stall_count_l0_slowdown_++;
+      const uint64_t start = NowMicros();
+      mutex_.Unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      mutex_.Lock();
+      if (stats_ != nullptr) stats_->recordTick(STALL_MICROS, NowMicros() - start);
+      delayed = true;
+      continue;
+    }
+    if (l0 >= static_cast<size_t>(options_.level0_stop_writes_trigger)) {
+      stall_reason_ = "level0-stop";
+      stall_count_l0_stop_++;
+    } else if (mem_full && imm_.size() + 1 >= static_cast<size_t>(options_.max_write_buffer_number)) {
+      stall_reason_ = "memtable-limit";
+      stall_count_memtable_++;
+    } else {
+      stall_reason_ = "none";
+      if (mem_full) {
+        Status s = SwitchMemtable();
+        if (!s.ok()) {
+          SetBackgroundErrorLocked(s);
+          return s;
+        }
+      }
+      return Status::OK();
+    }
+    // Stop: wait for a flush or compaction to make room.
+    const uint64_t start = NowMicros();
+    bg_work_cv_.SignalAll();
+    bg_done_cv_.Wait();
+    if (stats_ != nullptr) stats_->recordTick(STALL_MICROS, NowMicros() - start);
+  }
+}
+
+// ---------------------------------------------------------------- background threads
+
+void DBImpl::StartBackgroundThreads() {
+  for (int i = 0; i < options_.max_background_jobs; i++) {
+    bg_threads_.emplace_back([this] { BackgroundThread(); });
+  }
+}
+
+bool DBImpl::NeedsCompaction() const {
+  if (options_.disable_auto_compactions || manual_compaction_) return false;
+  return MaxCompactionScore(*versions_, *versions_->current()) >= 1;
+}
+
+void DBImpl::BackgroundThread() {
+  MutexLock l(&mutex_);
+  while (!shutting_down_) {
+    if (!flush_running_ && !imm_.empty() && bg_error_.ok()) {
+      flush_running_ = true;
+      BackgroundFlush();
+      flush_running_ = false;
+      bg_done_cv_.SignalAll();
+      bg_work_cv_.SignalAll();
+      continue;
+    }
+    if (!compaction_running_ && bg_error_.ok() && NeedsCompaction()) {
+      compaction_running_ = true;
+      BackgroundCompaction();
+      compaction_running_ = false;
+      bg_done_cv_.SignalAll();
+      bg_work_cv_.SignalAll();
+      continue;
+    }
+    bg_work_cv_.Wait();
+  }
+}
+
+// ---------------------------------------------------------------- flush
+
+Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
+  FileMetaData meta;
+  meta.number = versions_->NewFileNumber();
+  pending_outputs_.insert(meta.number);
+  const TableBuilderOptions options = BuilderOptions();
+  Status s;
+  {
+    mutex_.Unlock();
+    std::unique_ptr<InternalIterator> iter = mem->NewIterator();
+    s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta);
+    mutex_.Lock();
+  }
+  if (s.ok() && meta.file_size > 0) {
+    edit->AddFile(0, meta);
+    flush_bytes_ += meta.file_size;
+    if (stats_ != nullptr) stats_->recordTick(FLUSH_WRITE_BYTES, meta.file_size);
+  }
+  // The file stays protected until the edit is applied; the caller removes the number.
+  return s;
+}
+
+void DBImpl::BackgroundFlush() {
+  if (imm_.empty()) return;
+  const Immutable oldest = imm_.back();
+  VersionEdit edit;
+  Status s = WriteLevel0Table(oldest.mem, &edit);
+  if (s.ok()) {
+    // Every log before the next memtable's first log is now fully in tables.
+    const uint64_t keep_from = imm_.size() > 1 ? imm_[imm_.size() - 2].log_number : mem_log_number_;
+    edit.SetLogNumber(keep_from);
+    versions_->SetLastSequence(
+        std::max(versions_->last_sequence(), last_sequence_.load(std::memory_order_acquire)));
+    s = versions_->LogAndApply(&edit);
+  }
+  for (const auto& [level, f] : edit.new_files()) pending_outputs_.erase(f.number);
+  pending_outputs_.erase(versions_->next_file_number() - 1);
+  if (!s.ok()) {
+    SetBackgroundErrorLocked(s);
+    return;
+  }
+  imm_.pop_back();
+  oldest.mem->Unref();
+  num_flushes_++;
+  if (stats_ != nullptr) stats_->recordTick(NUMBER_FLUSHES);
+  InstallSuperVersion();
+  DeleteObsoleteFiles();
+}
+
+// ---------------------------------------------------------------- compaction
+
+void DBImpl::BackgroundCompaction() {
+  std::vector<std::string>& pointers = compact_pointers_;
+  if (pointers.size() < static_cast<size_t>(options_.num_levels)) pointers.resize(options_.num_levels);
+  std::unique_ptr<Compaction> c = PickCompaction(*versions_, versions_->current(), &pointers);
+  if (c == nullptr) return;
+  Status s = RunCompaction(c.get());
+  if (!s.ok() && !shutting_down_) SetBackgroundErrorLocked(s);
+}
+
+Status DBImpl::RunCompaction(Compaction* c) {
+  c->MarkBeingCompacted(true);
+  VersionEdit edit;
+  Status s;
+  if (c->IsTrivialMove()) {
+    const FileMetaData& f = *c->inputs(0)[0];
+    edit.DeleteFile(c->level(), f.number);
+    edit.AddFile(c->output_level(), f);
+    s = versions_->LogAndApply(&edit);
+    c->MarkBeingCompacted(false);
+    if (s.ok()) {
+      num_compactions_++;
+      InstallSuperVersion();
+    }
+    return s;
+  }
+
+  const std::vector<SequenceNumber> snapshots = SnapshotSequences();
+  const TableBuilderOptions options = BuilderOptions();
+  const Comparator* ucmp = icmp_.user_comparator();
+  std::vector<FileMetaData> outputs;
+  uint64_t bytes_written = 0;
+  {
+    mutex_.Unlock();
+    ReadOptions ro;
+    ro.fill_cache = false;
+    std::vector<std::unique_ptr<InternalIterator>> children;
+    for (int which = 0; which < 2; which++) {
+      for (const auto& f : c->inputs(which)) {
+        children.push_back(table_cache_->NewIterator(ro, f->number, f->file_size));
+      }
+    }
+    std::unique_ptr<InternalIterator> input = NewMergingIterator(&icmp_, std::move(children));
+
+    std::unique_ptr<WritableFile> file;
+    std::unique_ptr<TableBuilder> builder;
+    FileMetaData current;
+    auto finish_output = [&]() -> Status {
+      Status r = builder->Finish();
+      if (r.ok()) r = file->Sync();
+      if (r.ok()) r = file->Close();
+      if (r.ok()) {
+        current.file_size = builder->FileSize();
+        current.smallest_seqno = builder->properties().smallest_seqno;
+        current.largest_seqno = builder->properties().largest_seqno;
+        bytes_written += current.file_size;
+        outputs.push_back(current);
+      }
+      builder.reset();
+      file.reset();
+      return r;
+    };
+
+    // Per user key (entries arrive newest first): the snapshot stripe being read, and whether
+    // a value or deletion already seen in that stripe hides every older entry in it.
+    std::string current_user_key;
+    bool has_current_user_key = false;
+    SequenceNumber current_stripe = 0;
+    bool hidden = false;
+    const SequenceNumber earliest_stripe = snapshots.empty() ? kMaxSequenceNumber : snapshots.front();
+    for (input->SeekToFirst(); input->Valid() && s.ok(); input->Next()) {
+      if (shutdown_requested_.load(std::memory_order_relaxed)) {
+        s = Status::Aborted("shutting down");
+        break;
+      }
+      const Slice key = input->key();
+      ParsedInternalKey p;
+      if (!ParseInternalKey(key, &p)) {
+        s = Status::Corruption("compaction input has a malformed key");
+        break;
+      }
+      // The stripe of an entry: the oldest snapshot that can see it (or "latest").
+      auto snap = std::lower_bound(snapshots.begin(), snapshots.end(), p.sequence);
+      const SequenceNumber stripe = snap == snapshots.end() ? kMaxSequenceNumber : *snap;
+      const bool new_user_key =
+          !has_current_user_key || ucmp->Compare(p.user_key, current_user_key) != 0;
+      if (new_user_key) {
+        // A user key's entries never span two output files of a level: cut only here.
+        if (builder != nullptr && builder->FileSize() >= c->max_output_file_size()) {
+          s = finish_output();
+          if (!s.ok()) break;
+        }
+        current_user_key.assign(p.user_key.data(), p.user_key.size());
+        has_current_user_key = true;
+      }
+      if (new_user_key || stripe != current_stripe) {
+        current_stripe = stripe;
+        hidden = false;
+      }
+      bool drop = hidden;  // a newer value or deletion in its stripe hides it from every reader
+      if (!hidden && p.type != kTypeMerge) {
+        hidden = true;
+        // A tombstone nothing older needs: no snapshot predates it and no deeper level holds
+        // the key (older entries in this compaction are hidden by it and dropped too).
+        if (p.type == kTypeDeletion && stripe == earliest_stripe &&
+            c->input_version().KeyNotInLevelsBelow(c->output_level(), p.user_key)) {
+          drop = true;
+        }
+      }
+      if (drop) continue;
+      if (builder == nullptr) {
+        {
+          MutexLock l(&mutex_);
+          current = FileMetaData();
+          current.number = versions_->NewFileNumber();
+          pending_outputs_.insert(current.number);
+        }
+        s = fs_->NewWritableFile(TableFileName(dbname_, current.number), FileOptions(), &file);
+        if (!s.ok()) break;
+        builder = std::make_unique<TableBuilder>(options, file.get());
+        current.smallest = key.ToString();
+      }
+      s = builder->Add(key, input->value());
+      current.largest.assign(key.data(), key.size());
+    }
+    if (s.ok()) s = input->status();
+    if (s.ok() && builder != nullptr) s = finish_output();
+    if (builder != nullptr) builder->Abandon();
+    mutex_.Lock();
+  }
+
+  if (s.ok()) {
+    c->AddInputDeletions(&edit);
+    for (const FileMetaData& f : outputs) edit.AddFile(c->output_level(), f);
+    s = versions_->LogAndApply(&edit);
+  }
+  for (const FileMetaData& f : outputs) pending_outputs_.erase(f.number);
+  c->MarkBeingCompacted(false);
+  if (s.ok()) {
+    num_compactions_++;
+    compaction_read_bytes_ += c->InputBytes();
+    compaction_write_bytes_ += bytes_written;
+    if (stats_ != nullptr) {
+      stats_->recordTick(COMPACT_READ_BYTES, c->InputBytes());
+      stats_->recordTick(COMPACT_WRITE_BYTES, bytes_written);
+    }
+    InstallSuperVersion();
+  }
+  DeleteObsoleteFiles();
+  return s;
+}
+
+// ---------------------------------------------------------------- obsolete files
+
+void DBImpl::DeleteObsoleteFiles() {
+  std::set<uint64_t> live = pending_outputs_;
+  versions_->AddLiveFiles(&live);
+  const uint64_t min_log = versions_->log_number();
+  const uint64_t manifest = versions_->manifest_file_number();
+  std::vector<std::string> children;
+  mutex_.Unlock();
+  Status s = fs_->GetChildren(dbname_, &children);
+  std::vector<std::pair<FileType, uint64_t>> doomed;
+  if (s.ok()) {
+    for (const std::string& name : children) {
+      uint64_t number;
+      FileType type;
+      if (!ParseFileName(name, &number, &type)) continue;
+      bool keep = true;
+      switch (type) {
+        case FileType::kLog:
+          keep = number >= min_log;
+          break;
+        case FileType::kTable:
+          keep = live.count(number) > 0;
+          break;
+        case FileType::kManifest:
+          keep = number >= manifest;
+          break;
+        case FileType::kTemp:
+          keep = live.count(number) > 0;  // a CURRENT being written uses its MANIFEST's number
+          break;
+        default:
+          break;
+      }
+      if (!keep) doomed.emplace_back(type, number);
+    }
+  }
+  for (const auto& [type, number] : doomed) {
+    if (type == FileType::kTable) table_cache_->Evict(number);
+    const std::string name = type == FileType::kLog       ? LogFileName(dbname_, number)
+                             : type == FileType::kTable   ? TableFileName(dbname_, number)
+                             : type == FileType::kManifest ? ManifestFileName(dbname_, number)
+                                                           : TempFileName(dbname_, number);
+    fs_->DeleteFile(name).PermitUncheckedError();  // a leftover is retried next time
+  }
+  mutex_.Lock();
+}
+
+// ---------------------------------------------------------------- explicit calls
+
+Status DBImpl::Flush(const FlushOptions& options) {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  s = WithWritesStopped([this]() -> Status {
+    MutexLock l(&mutex_);
+    if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
+    if (mem_->num_entries() == 0) return Status::OK();
+    Status r = SwitchMemtable();
+    if (!r.ok()) SetBackgroundErrorLocked(r);
+    return r;
+  });
+  if (!s.ok() || !options.wait) return s;
+  MutexLock l(&mutex_);
+  while (!imm_.empty() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
+  return bg_error_.ok() ? Status::OK() : Status::IOError("flush failed", bg_error_.ToString());
+}
+
+Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, const Slice* end) {
+  Status s = Flush(FlushOptions());
+  if (!s.ok()) return s;
+  MutexLock l(&mutex_);
+  // Take compaction over from the background threads.
+  while (manual_compaction_ || compaction_running_) bg_done_cv_.Wait();
+  manual_compaction_ = true;
+  compaction_running_ = true;
+  int last = 0;
+  {
+    auto v = versions_->current();
+    for (int level = 0; level < v->num_levels(); level++) {
+      if (!v->files(level).empty()) last = level;
+    }
+  }
+  const int bottom = std::max(last, 1);
+  for (int level = 0; level < bottom && s.ok(); level++) {
+    std::unique_ptr<Compaction> c = RangeCompaction(*versions_, versions_->current(), level, begin, end);
+    if (c == nullptr) continue;
+    s = RunCompaction(c.get());
+    if (!s.ok()) SetBackgroundErrorLocked(s);
+  }
+  compaction_running_ = false;
+  manual_compaction_ = false;
+  bg_done_cv_.SignalAll();
+  bg_work_cv_.SignalAll();
+  return s;
+}
+
+Status DBImpl::WaitForCompact() {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  MutexLock l(&mutex_);
+  while (bg_error_.ok() && !shutting_down_ &&
+         (flush_running_ || compaction_running_ || !imm_.empty() || NeedsCompaction())) {
+    bg_work_cv_.SignalAll();
+    bg_done_cv_.Wait();
+  }
+  return bg_error_.ok() ? Status::OK() : Status::IOError("background work failed", bg_error_.ToString());
+}
+
+}  // namespace shale

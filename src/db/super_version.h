@@ -1,0 +1,37 @@
+// SuperVersion: what one read sees — the mutable memtable, the immutable memtables waiting for
+// flush (newest first), and the Version of table files — captured together so that a read is
+// never half before and half after a flush or compaction.
+//
+// Ownership: holds a reference on each memtable and shares the Version; readers share the
+// SuperVersion (std::shared_ptr) for as long as they read, pin or iterate, which keeps every
+// memtable and table file it names alive. The DB publishes a new one (atomically) whenever the
+// memtables or the Version change. Thread safety: immutable; shareable across threads.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "memtable/memtable.h"
+#include "src/db/version_set.h"
+
+namespace shale {
+
+struct SuperVersion {
+  SuperVersion(MemTable* m, std::vector<MemTable*> immutables, std::shared_ptr<Version> v)
+      : mem(m), imm(std::move(immutables)), current(std::move(v)) {
+    mem->Ref();
+    for (MemTable* i : imm) i->Ref();
+  }
+  SuperVersion(const SuperVersion&) = delete;
+  SuperVersion& operator=(const SuperVersion&) = delete;
+  ~SuperVersion() {
+    mem->Unref();
+    for (MemTable* i : imm) i->Unref();
+  }
+
+  MemTable* const mem;
+  const std::vector<MemTable*> imm;  // newest first
+  const std::shared_ptr<Version> current;
+};
+
+}  // namespace shale
