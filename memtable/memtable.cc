@@ -1,5 +1,7 @@
 #include "memtable/memtable.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <string>
 
@@ -35,8 +37,13 @@ int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
   return comparator->Compare(ka, kb);
 }
 
-MemTable::MemTable(const InternalKeyComparator& comparator)
+size_t MemTable::ArenaBlockSizeFor(size_t write_buffer_size) {
+  return std::clamp<size_t>(write_buffer_size / 8, 4 << 10, 1 << 20) & ~size_t{15};
+}
+
+MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_size)
     : comparator_(comparator),
+      arena_(arena_block_size),
       table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_) {}
 
 void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {

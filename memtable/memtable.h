@@ -26,7 +26,12 @@ class GetContext;
 
 class MemTable {
  public:
-  explicit MemTable(const InternalKeyComparator& comparator);
+  // arena_block_size: the unit in which memory is reserved (see ArenaBlockSizeFor).
+  explicit MemTable(const InternalKeyComparator& comparator,
+                    size_t arena_block_size = Arena::kBlockSize);
+  // An arena block size suited to a memtable flushed at write_buffer_size bytes: an eighth of
+  // it, within [4 KiB, 1 MiB].
+  static size_t ArenaBlockSizeFor(size_t write_buffer_size);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 

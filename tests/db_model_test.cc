@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "shale/cache.h"
 #include "src/util/random.h"
 #include "tests/db_test_util.h"
 
@@ -22,6 +23,14 @@ struct OptionSet {
   bool sync;
   WALRecoveryMode recovery_mode;
   size_t max_group_bytes;
+  // LSM shape: tiny buffers and files make flushes and compactions happen all the time.
+  size_t write_buffer_size = 64 << 20;
+  uint64_t target_file_size = 64 << 20;
+  uint64_t level_base = 256 << 20;
+  size_t block_size = 4096;
+  CompressionType compression = CompressionType::kNoCompression;
+  bool avoid_flush_during_recovery = false;
+  double bloom_bits = 10;
 };
 
 const OptionSet kOptionSets[] = {
@@ -29,6 +38,12 @@ const OptionSet kOptionSets[] = {
     {"no-merge", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20},
     {"sync", true, true, WALRecoveryMode::kAbsoluteConsistency, 1 << 20},
     {"point-in-time-small-groups", true, false, WALRecoveryMode::kPointInTimeRecovery, 64},
+    {"tiny-lsm", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096,
+     2048, 8192, 256},
+    {"tiny-lsm-zstd-no-filter", true, false, WALRecoveryMode::kPointInTimeRecovery, 1 << 20,
+     8192, 4096, 16384, 512, CompressionType::kZSTD, false, 0},
+    {"small-lsm-keep-logs", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20,
+     16384, 8192, 32768, 1024, CompressionType::kNoCompression, true},
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
@@ -128,6 +143,16 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       set.merge_operator ? MergeOperators::CreateStringAppendOperator(',') : nullptr;
   options_.wal_recovery_mode = set.recovery_mode;
   options_.max_write_batch_group_size_bytes = set.max_group_bytes;
+  options_.write_buffer_size = set.write_buffer_size;
+  options_.target_file_size_base = set.target_file_size;
+  options_.max_bytes_for_level_base = set.level_base;
+  options_.block_size = set.block_size;
+  options_.compression = set.compression;
+  options_.avoid_flush_during_recovery = set.avoid_flush_during_recovery;
+  options_.bloom_bits_per_key = set.bloom_bits;
+  options_.level0_file_num_compaction_trigger = 2;
+  options_.num_levels = 5;
+  options_.block_cache = NewLRUCache(64 << 10);  // small: blocks get evicted and re-read
   Open();
   Random rnd(seed);
   Model model;
@@ -144,7 +169,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     const std::string key = RandomKey(&rnd);
     if (kind < 30) {
       std::string value = "v" + std::to_string(op);
-      ASSERT_TRUE(db_->Put(wo, key, value).ok());
+      Status ps = db_->Put(wo, key, value);
+      ASSERT_TRUE(ps.ok()) << ps.ToString();
       model[key] = value;
     } else if (kind < 40) {
       ASSERT_TRUE(db_->Delete(wo, key).ok());
@@ -215,8 +241,26 @@ void DBModelTest::Run(uint64_t seed, int ops) {
           if (HasFatalFailure()) return;
         }
       }
-    } else if (kind < 98) {
+    } else if (kind < 97) {
       ASSERT_TRUE(db_->SyncWAL().ok());
+    } else if (kind < 98) {
+      // Flush, compact a random range, or wait for background work.
+      const uint64_t what = rnd.Uniform(3);
+      if (what == 0) {
+        ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+      } else if (what == 1) {
+        std::string a = RandomKey(&rnd), b = RandomKey(&rnd);
+        if (b < a) std::swap(a, b);
+        Slice begin(a), end(b);
+        Status cs = db_->CompactRange(CompactRangeOptions(), rnd.OneIn(4) ? nullptr : &begin,
+                                      rnd.OneIn(4) ? nullptr : &end);
+        ASSERT_TRUE(cs.ok()) << cs.ToString();
+      } else {
+        ASSERT_TRUE(db_->WaitForCompact().ok());
+      }
+    } else if (kind < 99 && rnd.OneIn(2)) {
+      // Reads with a cold block cache.
+      ASSERT_EQ(Contents(), ModelContents(model)) << "op " << op;
     } else {
       for (const Snap& s : snapshots) db_->ReleaseSnapshot(s.snapshot);
       snapshots.clear();
@@ -225,6 +269,18 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     }
   }
   ASSERT_EQ(Contents(), ModelContents(model));
+  if (set.write_buffer_size < (1 << 20)) {
+    // The tiny option sets must really exercise the LSM: files below L0.
+    int deeper = 0;
+    for (int level = 1; level < options_.num_levels; level++) {
+      std::string n;
+      ASSERT_TRUE(db_->GetProperty("shale.num-files-at-level" + std::to_string(level), &n));
+      deeper += std::atoi(n.c_str());
+    }
+    std::string stats;
+    ASSERT_TRUE(db_->GetProperty("shale.stats", &stats));
+    EXPECT_GT(deeper, 0) << stats;
+  }
   for (const Snap& s : snapshots) db_->ReleaseSnapshot(s.snapshot);
   Reopen();
   ASSERT_EQ(Contents(), ModelContents(model));
@@ -233,7 +289,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
 TEST_P(DBModelTest, RandomOperationsMatchModel) {
   const char* seed_env = std::getenv("SHALE_MODEL_SEED");
   const char* ops_env = std::getenv("SHALE_MODEL_OPS");
-  const int ops = ops_env != nullptr ? std::atoi(ops_env) : 3000;
+  // 7 option sets × 4 seeds × 4,000 operations = 112,000 operations per run.
+  const int ops = ops_env != nullptr ? std::atoi(ops_env) : 4000;
   if (seed_env != nullptr) {
     Run(std::strtoull(seed_env, nullptr, 10), ops);
     return;

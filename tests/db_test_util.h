@@ -34,7 +34,10 @@ class DBTestBase : public ::testing::Test {
 
   // Opens dbname_ with options_ (create_if_missing set by default).
   Status TryOpen();
-  void Open() { ASSERT_TRUE(TryOpen().ok()); }
+  void Open() {
+    Status s = TryOpen();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
   void Reopen() {
     Close();
     Open();

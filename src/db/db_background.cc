@@ -45,6 +45,12 @@ std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
   return seqs;
 }
 
+MemTable* DBImpl::NewMemTable() const {
+  auto* m = new MemTable(icmp_, MemTable::ArenaBlockSizeFor(options_.write_buffer_size));
+  m->Ref();  // the caller's reference; the memtable frees itself on the last Unref
+  return m;
+}
+
 void DBImpl::InstallSuperVersion() {
   std::vector<MemTable*> imm;
   for (const Immutable& i : imm_) imm.push_back(i.mem);
@@ -59,8 +65,7 @@ Status DBImpl::SwitchMemtable() {
   Status s = CreateLog();
   if (!s.ok()) return s;
   imm_.push_front(Immutable{mem_, old_log});
-  mem_ = new MemTable(icmp_);  // owned through its reference count
-  mem_->Ref();
+  mem_ = NewMemTable();
   mem_log_number_ = log_number_;
   InstallSuperVersion();
   bg_work_cv_.SignalAll();
@@ -169,8 +174,11 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
     edit->AddFile(0, meta);
     flush_bytes_ += meta.file_size;
     if (stats_ != nullptr) stats_->recordTick(FLUSH_WRITE_BYTES, meta.file_size);
+    // The file stays protected until the edit is applied: the caller then removes the
+    // numbers of edit's new files from pending_outputs_.
+  } else {
+    pending_outputs_.erase(meta.number);
   }
-  // The file stays protected until the edit is applied; the caller removes the number.
   return s;
 }
 
@@ -188,7 +196,6 @@ void DBImpl::BackgroundFlush() {
     s = versions_->LogAndApply(&edit);
   }
   for (const auto& [level, f] : edit.new_files()) pending_outputs_.erase(f.number);
-  pending_outputs_.erase(versions_->next_file_number() - 1);
   if (!s.ok()) {
     SetBackgroundErrorLocked(s);
     return;
@@ -233,6 +240,7 @@ Status DBImpl::RunCompaction(Compaction* c) {
   const TableBuilderOptions options = BuilderOptions();
   const Comparator* ucmp = icmp_.user_comparator();
   std::vector<FileMetaData> outputs;
+  std::vector<uint64_t> created;  // every output number taken, finished or not
   uint64_t bytes_written = 0;
   {
     mutex_.Unlock();
@@ -318,6 +326,7 @@ Status DBImpl::RunCompaction(Compaction* c) {
           current = FileMetaData();
           current.number = versions_->NewFileNumber();
           pending_outputs_.insert(current.number);
+          created.push_back(current.number);
         }
         s = fs_->NewWritableFile(TableFileName(dbname_, current.number), FileOptions(), &file);
         if (!s.ok()) break;
@@ -338,7 +347,7 @@ Status DBImpl::RunCompaction(Compaction* c) {
     for (const FileMetaData& f : outputs) edit.AddFile(c->output_level(), f);
     s = versions_->LogAndApply(&edit);
   }
-  for (const FileMetaData& f : outputs) pending_outputs_.erase(f.number);
+  for (uint64_t number : created) pending_outputs_.erase(number);
   c->MarkBeingCompacted(false);
   if (s.ok()) {
     num_compactions_++;
@@ -359,6 +368,9 @@ Status DBImpl::RunCompaction(Compaction* c) {
 void DBImpl::DeleteObsoleteFiles() {
   std::set<uint64_t> live = pending_outputs_;
   versions_->AddLiveFiles(&live);
+  // Files numbered from here on are created after this snapshot of what is live (the listing
+  // happens without the mutex): never touch them.
+  const uint64_t newer_than_snapshot = versions_->next_file_number();
   const uint64_t min_log = versions_->log_number();
   const uint64_t manifest = versions_->manifest_file_number();
   std::vector<std::string> children;
@@ -370,6 +382,7 @@ void DBImpl::DeleteObsoleteFiles() {
       uint64_t number;
       FileType type;
       if (!ParseFileName(name, &number, &type)) continue;
+      if (number >= newer_than_snapshot) continue;
       bool keep = true;
       switch (type) {
         case FileType::kLog:

@@ -86,6 +86,8 @@ class DBImpl final : public DB {
   Status MakeRoomForWrite() EXCLUDES(mutex_);
   // Turns mem_ into an immutable memtable and starts a new WAL and memtable.
   Status SwitchMemtable() REQUIRES(mutex_);
+  // A new memtable holding one reference for the caller.
+  MemTable* NewMemTable() const;
   // Publishes a SuperVersion of the current memtables and Version.
   void InstallSuperVersion() REQUIRES(mutex_);
   std::shared_ptr<SuperVersion> GetSuperVersion() const {

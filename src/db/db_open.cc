@@ -144,8 +144,7 @@ Status DBImpl::OpenImpl() {
                                              &icmp_, db_dir_.get());
     s = is_new ? versions_->CreateNew() : versions_->Recover();
     if (s.ok()) {
-      mem_ = new MemTable(icmp_);  // owned through its reference count
-      mem_->Ref();
+      mem_ = NewMemTable();
       VersionEdit edit;
       s = RecoverLogs(&edit);
     }
@@ -269,8 +268,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
                                mem_->ApproximateMemoryUsage() >= options_.write_buffer_size) {
                              flush_status = WriteLevel0Table(mem_, edit);
                              mem_->Unref();
-                             mem_ = new MemTable(icmp_);
-                             mem_->Ref();
+                             mem_ = NewMemTable();
                            }
                          });
     if (!flush_status.ok()) return flush_status;
@@ -300,8 +298,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
       s = WriteLevel0Table(mem_, edit);
       if (!s.ok()) return s;
       mem_->Unref();
-      mem_ = new MemTable(icmp_);
-      mem_->Ref();
+      mem_ = NewMemTable();
     }
     // Everything replayed is in tables now: the old logs are no longer needed.
     edit->SetLogNumber(log_number_);

@@ -132,7 +132,9 @@ class VersionBuilder {
     }
     for (const auto& [level, meta] : edit.new_files()) {
       if (level >= num_levels_) return Status::Corruption("MANIFEST: level beyond num_levels");
-      levels_[level][meta.number] = std::make_shared<FileMetaData>(meta);
+      auto f = std::make_shared<FileMetaData>(meta);
+      f->being_compacted = false;  // a moved file arrives with its old flag
+      levels_[level][meta.number] = std::move(f);
     }
     return Status::OK();
   }

@@ -21,12 +21,12 @@ char* Arena::AllocateAligned(size_t bytes) {
 }
 
 char* Arena::AllocateFallback(size_t bytes) {
-  if (bytes > kBlockSize / 4) {
+  if (bytes > block_size_ / 4) {
     // Large objects get a block of their own so the current block's tail is not wasted.
     return NewBlock(bytes);
   }
-  ptr_ = NewBlock(kBlockSize);
-  remaining_ = kBlockSize;
+  ptr_ = NewBlock(block_size_);
+  remaining_ = block_size_;
   char* result = ptr_;
   ptr_ += bytes;
   remaining_ -= bytes;

@@ -20,7 +20,9 @@ class Arena {
  public:
   static constexpr size_t kBlockSize = 64 << 10;
 
-  Arena() = default;
+  // Memory is reserved in blocks of block_size bytes (a memtable sizes them from its write
+  // buffer so that small buffers are not dominated by one block).
+  explicit Arena(size_t block_size = kBlockSize) : block_size_(block_size) {}
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
@@ -44,6 +46,7 @@ class Arena {
   char* AllocateFallback(size_t bytes);
   char* NewBlock(size_t bytes);
 
+  const size_t block_size_;
   char* ptr_ = nullptr;
   size_t remaining_ = 0;
   std::vector<std::unique_ptr<char[]>> blocks_;
@@ -52,7 +55,7 @@ class Arena {
 
 class ConcurrentArena {
  public:
-  ConcurrentArena() = default;
+  explicit ConcurrentArena(size_t block_size = Arena::kBlockSize) : arena_(block_size) {}
   ConcurrentArena(const ConcurrentArena&) = delete;
   ConcurrentArena& operator=(const ConcurrentArena&) = delete;
 
