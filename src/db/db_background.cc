@@ -62,7 +62,7 @@ void DBImpl::InstallSuperVersion() {
 
 Status DBImpl::SwitchMemtable() {
   const uint64_t old_log = mem_log_number_;
-  Status s = CreateLog();
+  Status s = CreateLog(/*sync_previous=*/true);
   if (!s.ok()) return s;
   imm_.push_front(Immutable{mem_, old_log});
   mem_ = NewMemTable();
@@ -448,7 +448,9 @@ Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, cons
       if (!v->files(level).empty()) last = level;
     }
   }
-  const int bottom = std::max(last, 1);
+  // Down to one level below the deepest data (when there is one), so the deepest data is
+  // rewritten too and what no snapshot needs is dropped.
+  const int bottom = std::min(last + 1, options_.num_levels - 1);
   for (int level = 0; level < bottom && s.ok(); level++) {
     std::unique_ptr<Compaction> c = RangeCompaction(*versions_, versions_->current(), level, begin, end);
     if (c == nullptr) continue;

@@ -209,14 +209,24 @@ Status DBImpl::Resume() {
   if (!s.ok()) return s;
   return WithWritesStopped([this]() -> Status {
     if (!read_only_.load()) return Status::OK();
-    // The old log may end in a partial record; later writes go to a fresh one, replayed after
-    // it at recovery. A failed flush or compaction is retried by the background threads.
     MutexLock l(&mutex_);
-    Status r = CreateLog();
+    // The old log may end in a partial record, and its unsynced tail may already be lost
+    // (a failed fsync is not retried as if it could succeed). Later writes go to a fresh log,
+    // and everything acknowledged before is flushed to a table first, so that no later
+    // synced write can survive a crash that loses an earlier one.
+    Status r = CreateLog(/*sync_previous=*/false);
     if (!r.ok()) return r;
+    if (mem_->num_entries() > 0) {
+      imm_.push_front(Immutable{mem_, mem_log_number_});
+      mem_ = NewMemTable();
+      mem_log_number_ = log_number_;
+      InstallSuperVersion();
+    }
     bg_error_ = Status::OK();
-    read_only_.store(false, std::memory_order_release);
     bg_work_cv_.SignalAll();
+    while (!imm_.empty() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
+    if (!bg_error_.ok()) return Status::IOError("Resume: flush failed", bg_error_.ToString());
+    read_only_.store(false, std::memory_order_release);
     return Status::OK();
   });
 }

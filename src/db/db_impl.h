@@ -77,8 +77,9 @@ class DBImpl final : public DB {
   // Recovery helpers (db_open.cc).
   Status LockAndCheckExistence(bool* is_new);
   Status RecoverLogs(VersionEdit* edit) REQUIRES(mutex_);
-  // Starts a new WAL with a fresh file number; later writes go to it.
-  Status CreateLog() REQUIRES(mutex_);
+  // Starts a new WAL with a fresh file number; later writes go to it. With sync_previous, the
+  // current log is synced first.
+  Status CreateLog(bool sync_previous) REQUIRES(mutex_);
 
   // ---- Memtables, flush, compaction (db_background.cc) ----
   // Leader only: switches a full memtable, or waits while L0 or the immutable memtables are

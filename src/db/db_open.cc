@@ -209,7 +209,12 @@ Status DBImpl::LockAndCheckExistence(bool* is_new) {
   return s;
 }
 
-Status DBImpl::CreateLog() {
+Status DBImpl::CreateLog(bool sync_previous) {
+  if (sync_previous && log_ != nullptr) {
+    // A later synced write in the new log must not outlive unsynced writes of this one.
+    Status s = log_->Sync();
+    if (!s.ok()) return s;
+  }
   const uint64_t number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> file;
   Status s = fs_->NewWritableFile(LogFileName(dbname_, number), FileOptions(), &file);
@@ -289,7 +294,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   last_sequence_.store(last_seq, std::memory_order_release);
   versions_->SetLastSequence(last_seq);
 
-  s = CreateLog();
+  s = CreateLog(/*sync_previous=*/false);
   if (!s.ok()) return s;
   mem_log_number_ = log_number_;
 

@@ -1,0 +1,378 @@
+// The LSM behind the DB: flush to L0, compaction into deeper levels, reads across levels,
+// snapshots through compaction, iterators and pinned values keeping files alive, properties,
+// write stalls, MANIFEST damage, and a crash at every file-system operation of a
+// flush-and-compaction workload.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shale/cache.h"
+#include "shale/statistics.h"
+#include "src/db/filename.h"
+#include "src/util/random.h"
+#include "tests/db_test_util.h"
+#include "tests/fault_injection_fs.h"
+
+namespace shale::test {
+namespace {
+
+std::string Key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "key%06d", i);
+  return buf;
+}
+
+class DBLsmTest : public DBTestBase {
+ protected:
+  DBLsmTest() {
+    options_.write_buffer_size = 32 << 10;
+    options_.target_file_size_base = 16 << 10;
+    options_.max_bytes_for_level_base = 64 << 10;
+    options_.level0_file_num_compaction_trigger = 2;
+    options_.num_levels = 4;
+    options_.block_size = 512;
+  }
+  int FilesAt(int level) {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty("shale.num-files-at-level" + std::to_string(level), &v));
+    return std::atoi(v.c_str());
+  }
+  int TotalFiles() {
+    int n = 0;
+    for (int l = 0; l < options_.num_levels; l++) n += FilesAt(l);
+    return n;
+  }
+  void Fill(int from, int to, const std::string& prefix) {
+    for (int i = from; i < to; i++) {
+      ASSERT_TRUE(Put(Key(i), prefix + std::to_string(i) + std::string(50, 'x')).ok());
+    }
+  }
+  std::string Val(const std::string& prefix, int i) {
+    return prefix + std::to_string(i) + std::string(50, 'x');
+  }
+};
+
+TEST_F(DBLsmTest, FlushWritesL0AndReadsComeFromTables) {
+  Open();
+  Fill(0, 100, "a");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  EXPECT_EQ(FilesAt(0), 1);
+  std::string mem;
+  ASSERT_TRUE(db_->GetProperty("shale.num-entries-active-mem-table", &mem));
+  EXPECT_EQ(mem, "0");
+  for (int i = 0; i < 100; i++) ASSERT_EQ(Get(Key(i)), Val("a", i));
+  EXPECT_EQ(Get("missing"), "NOT_FOUND");
+  // Newer data in the memtable shadows the table; deletions too.
+  ASSERT_TRUE(Put(Key(5), "new").ok());
+  ASSERT_TRUE(Delete(Key(6)).ok());
+  EXPECT_EQ(Get(Key(5)), "new");
+  EXPECT_EQ(Get(Key(6)), "NOT_FOUND");
+  Reopen();
+  EXPECT_EQ(Get(Key(5)), "new");
+  EXPECT_EQ(Get(Key(6)), "NOT_FOUND");
+  EXPECT_EQ(Get(Key(7)), Val("a", 7));
+  // Reopen flushed the replayed log: no old logs linger.
+  int logs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dbname_)) {
+    logs += e.path().extension() == ".log" ? 1 : 0;
+  }
+  EXPECT_EQ(logs, 1);
+}
+
+TEST_F(DBLsmTest, CompactionBuildsLevelsAndKeepsEverything) {
+  options_.statistics = CreateDBStatistics();
+  Open();
+  Random rnd(3);
+  std::map<std::string, std::string> model;
+  for (int round = 0; round < 20; round++) {
+    for (int i = 0; i < 300; i++) {
+      const int k = static_cast<int>(rnd.Uniform(3000));
+      std::string v = "r" + std::to_string(round) + "." + std::to_string(i) + std::string(30, 'v');
+      if (rnd.OneIn(10)) {
+        ASSERT_TRUE(Delete(Key(k)).ok());
+        model.erase(Key(k));
+      } else {
+        ASSERT_TRUE(Put(Key(k), v).ok());
+        model[Key(k)] = v;
+      }
+    }
+  }
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_LT(FilesAt(0), options_.level0_file_num_compaction_trigger);
+  EXPECT_GT(FilesAt(1) + FilesAt(2) + FilesAt(3), 0);
+  for (const auto& [k, v] : model) ASSERT_EQ(Get(k), v) << k;
+  std::string expect;
+  for (const auto& [k, v] : model) expect += (expect.empty() ? "" : " ") + k + "=" + v;
+  EXPECT_EQ(Contents(), expect);
+  std::string stats;
+  ASSERT_TRUE(db_->GetProperty("shale.stats", &stats));
+  EXPECT_NE(stats.find("Compactions: "), std::string::npos) << stats;
+  EXPECT_GT(options_.statistics->getTickerCount(COMPACT_WRITE_BYTES), 0u) << stats;
+  EXPECT_GT(options_.statistics->getTickerCount(NUMBER_FLUSHES), 0u);
+  std::string keys;
+  ASSERT_TRUE(db_->GetProperty("shale.estimate-num-keys", &keys));
+  EXPECT_GE(std::stoull(keys), model.size());
+  Reopen();
+  for (const auto& [k, v] : model) ASSERT_EQ(Get(k), v) << k;
+}
+
+TEST_F(DBLsmTest, CompactRangeDropsHiddenVersionsButSnapshotsKeepTheirs) {
+  options_.disable_auto_compactions = true;
+  Open();
+  Fill(0, 200, "old");
+  const Snapshot* snap = db_->GetSnapshot();
+  Fill(0, 200, "new");
+  for (int i = 0; i < 200; i += 2) ASSERT_TRUE(Delete(Key(i)).ok());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  EXPECT_EQ(FilesAt(0), 0);
+  for (int i = 0; i < 200; i++) {
+    ASSERT_EQ(Get(Key(i)), i % 2 == 0 ? "NOT_FOUND" : Val("new", i));
+    ASSERT_EQ(Get(Key(i), snap), Val("old", i));
+  }
+  db_->ReleaseSnapshot(snap);
+  // Without the snapshot a second full compaction drops the old versions and tombstones.
+  std::string before;
+  ASSERT_TRUE(db_->GetProperty("shale.estimate-num-keys", &before));
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  std::string after;
+  ASSERT_TRUE(db_->GetProperty("shale.estimate-num-keys", &after));
+  EXPECT_EQ(std::stoull(after), 100u) << "before: " << before;
+  for (int i = 1; i < 200; i += 2) ASSERT_EQ(Get(Key(i)), Val("new", i));
+}
+
+TEST_F(DBLsmTest, MergeOperandsAcrossLevels) {
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
+  options_.disable_auto_compactions = true;
+  Open();
+  ASSERT_TRUE(Put("m", "base").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  ASSERT_TRUE(Merge("m", "a").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(Merge("m", "b").ok());
+  EXPECT_EQ(Get("m"), "base,a,b");  // memtable operand, L0 operand, base in L1
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  EXPECT_EQ(Get("m"), "base,a,b");
+  ASSERT_TRUE(Delete("m").ok());
+  ASSERT_TRUE(Merge("m", "c").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  EXPECT_EQ(Get("m"), "c");
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  EXPECT_EQ(Get("m"), "c");
+  EXPECT_EQ(Contents(), "m=c");
+}
+
+TEST_F(DBLsmTest, IteratorsAndPinnedValuesKeepCompactedFilesAlive) {
+  options_.disable_auto_compactions = true;
+  options_.block_cache = NewLRUCache(1 << 20);
+  Open();
+  Fill(0, 300, "a");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+  PinnableSlice pinned;
+  ASSERT_TRUE(db_->Get(ReadOptions(), Key(10), &pinned).ok());
+  EXPECT_TRUE(pinned.IsPinned());
+  Fill(0, 300, "b");
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  options_.block_cache->EraseUnRefEntries();
+  // The old file is gone from the Version but the iterator still reads it.
+  int n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), n++) {
+    ASSERT_EQ(it->value().ToString(), Val("a", n));
+  }
+  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+  EXPECT_EQ(n, 300);
+  EXPECT_EQ(pinned.ToString(), Val("a", 10));
+  it.reset();
+  pinned.Reset();
+  EXPECT_EQ(Get(Key(10)), Val("b", 10));
+}
+
+TEST_F(DBLsmTest, CorruptManifestFailsOpen) {
+  Open();
+  Fill(0, 100, "a");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  Close();
+  std::string current;
+  {
+    std::ifstream in(dbname_ + "/CURRENT");
+    std::getline(in, current);
+  }
+  const std::string manifest = dbname_ + "/" + current;
+  std::string data;
+  {
+    std::ifstream in(manifest, std::ios::binary);
+    data.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(data.size(), 20u);
+  data[12] ^= 0x40;
+  {
+    std::ofstream out(manifest, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+  Status s = TryOpen();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  // A missing table file is named.
+  data[12] ^= 0x40;
+  {
+    std::ofstream out(manifest, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+  for (const auto& e : std::filesystem::directory_iterator(dbname_)) {
+    if (e.path().extension() == ".sst") std::filesystem::remove(e.path());
+  }
+  s = TryOpen();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("missing"), std::string::npos) << s.ToString();
+}
+
+TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
+  options_.disable_auto_compactions = true;  // L0 only grows
+  options_.level0_slowdown_writes_trigger = 2;
+  options_.level0_stop_writes_trigger = 100;
+  options_.statistics = CreateDBStatistics();
+  Open();
+  for (int f = 0; f < 4; f++) {
+    Fill(f * 10, f * 10 + 10, "s");
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  Fill(100, 110, "s");
+  std::string stall;
+  ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
+  EXPECT_NE(stall.find("level0-slowdown: "), std::string::npos);
+  EXPECT_EQ(stall.find("level0-slowdown: 0;"), std::string::npos) << stall;
+  EXPECT_GT(options_.statistics->getTickerCount(STALL_MICROS), 0u);
+}
+
+// Readers run while writers force flushes and compactions: every read sees a value some
+// writer wrote for that key (or nothing before the first write), never garbage, and scans stay
+// sorted. Run under ThreadSanitizer in CI.
+TEST_F(DBLsmTest, ConcurrentReadsDuringFlushAndCompaction) {
+  options_.write_buffer_size = 16 << 10;
+  Open();
+  constexpr int kKeys = 2000;
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; w++) {
+    threads.emplace_back([&, w] {
+      Random rnd(w + 1);
+      for (int i = 0; i < 6000; i++) {
+        const int k = static_cast<int>(rnd.Uniform(kKeys));
+        if (!db_->Put(WriteOptions(), Key(k), "v" + Key(k) + "-" + std::to_string(i)).ok()) bad++;
+      }
+    });
+  }
+  for (int r = 0; r < 2; r++) {
+    threads.emplace_back([&, r] {
+      Random rnd(100 + r);
+      while (!stop.load()) {
+        const int k = static_cast<int>(rnd.Uniform(kKeys));
+        PinnableSlice v;
+        Status s = db_->Get(ReadOptions(), Key(k), &v);
+        if (s.ok()) {
+          if (!v.ToStringView().starts_with("v" + Key(k) + "-")) bad++;
+        } else if (!s.IsNotFound()) {
+          bad++;
+        }
+        if (rnd.OneIn(50)) {
+          std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+          std::string prev;
+          int steps = 0;
+          for (it->Seek(Key(k)); it->Valid() && steps < 100; it->Next(), steps++) {
+            if (!prev.empty() && it->key().ToString() <= prev) bad++;
+            if (!it->value().ToStringView().starts_with("v" + it->key().ToString() + "-")) bad++;
+            prev = it->key().ToString();
+          }
+          if (!it->status().ok()) bad++;
+        }
+      }
+    });
+  }
+  threads[0].join();
+  threads[1].join();
+  stop.store(true);
+  threads[2].join();
+  threads[3].join();
+  EXPECT_EQ(bad.load(), 0);
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_GT(TotalFiles(), 0);
+}
+
+// A simulated power loss at every file-system operation of a workload that flushes and
+// compacts: the DB always reopens, every synced write is there, and what survived of the
+// unsynced ones is a prefix.
+TEST(DBLsmCrashTest, CrashAtEveryOperationOfFlushAndCompaction) {
+  auto run = [](uint64_t crash_at, std::shared_ptr<FaultInjectionFileSystem> fs, int* synced_upto,
+                int* written) {
+    Options o;
+    o.create_if_missing = true;
+    o.file_system = fs;
+    o.write_buffer_size = 4 << 10;
+    o.target_file_size_base = 4 << 10;
+    o.max_bytes_for_level_base = 16 << 10;
+    o.level0_file_num_compaction_trigger = 2;
+    o.num_levels = 3;
+    o.max_background_jobs = 1;
+    std::unique_ptr<DB> db;
+    if (!DB::Open(o, "/db", &db).ok()) return;
+    fs->FailOperationNumber(crash_at);
+    for (int i = 0; i < 300; i++) {
+      WriteOptions wo;
+      wo.sync = i % 25 == 24;
+      if (!db->Put(wo, Key(i), std::string(60, 'a' + i % 26)).ok()) break;
+      *written = i + 1;
+      if (wo.sync) *synced_upto = i + 1;
+    }
+    db->WaitForCompact().PermitUncheckedError();
+    // The crash: whatever was not synced may be lost, and handles die.
+    fs->Crash(CrashMode::kDropUnsynced, /*revert_directories=*/true);
+    db.reset();
+  };
+  uint64_t total_ops = 0;
+  {
+    auto fs = std::make_shared<FaultInjectionFileSystem>(1);
+    EXPECT_TRUE(fs->CreateDirIfMissing("/db").ok());
+    int s = 0, w = 0;
+    const uint64_t before = fs->operation_count();
+    run(0, fs, &s, &w);
+    total_ops = fs->operation_count() - before;
+  }
+  ASSERT_GT(total_ops, 100u);
+  for (uint64_t k = 1; k <= total_ops; k += std::max<uint64_t>(1, total_ops / 150)) {
+    SCOPED_TRACE("crash at operation " + std::to_string(k));
+    auto fs = std::make_shared<FaultInjectionFileSystem>(k);
+    ASSERT_TRUE(fs->CreateDirIfMissing("/db").ok());
+    int synced_upto = 0, written = 0;
+    run(fs->operation_count() + k, fs, &synced_upto, &written);
+    fs->DisableAllFaults();
+    Options o;
+    o.file_system = fs;
+    o.wal_recovery_mode = WALRecoveryMode::kPointInTimeRecovery;
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(o, "/db", &db);
+    if (synced_upto == 0 && !s.ok()) continue;  // failed before anything durable existed
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    int present = 0;
+    while (present < written) {
+      PinnableSlice v;
+      if (!db->Get(ReadOptions(), Key(present), &v).ok()) break;
+      ASSERT_EQ(v.ToString(), std::string(60, 'a' + present % 26));
+      present++;
+    }
+    EXPECT_GE(present, synced_upto);
+    for (int i = present; i < written; i++) {
+      PinnableSlice v;
+      ASSERT_TRUE(db->Get(ReadOptions(), Key(i), &v).IsNotFound()) << "hole before " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shale::test
