@@ -54,8 +54,12 @@ MemTable* DBImpl::NewMemTable() const {
 void DBImpl::InstallSuperVersion() {
   std::vector<MemTable*> imm;
   for (const Immutable& i : imm_) imm.push_back(i.mem);
-  super_version_.store(std::make_shared<SuperVersion>(mem_, std::move(imm), versions_->current()),
-                       std::memory_order_release);
+  auto sv = std::make_shared<SuperVersion>(mem_, std::move(imm), versions_->current());
+  {
+    MutexLock l(&sv_mutex_);
+    sv.swap(super_version_);
+  }
+  // The old one (sv now) is released outside the lock: its destructor may free memtables.
 }
 
 // ---------------------------------------------------------------- write path

@@ -481,7 +481,11 @@ Status DBImpl::CloseImpl() {
     s = log_->Close();
     log_.reset();
   }
-  super_version_.store(nullptr);
+  {
+    std::shared_ptr<SuperVersion> last;
+    MutexLock l(&sv_mutex_);
+    last.swap(super_version_);
+  }
   {
     MutexLock l(&mutex_);
     for (const Immutable& i : imm_) i.mem->Unref();

@@ -91,8 +91,9 @@ class DBImpl final : public DB {
   MemTable* NewMemTable() const;
   // Publishes a SuperVersion of the current memtables and Version.
   void InstallSuperVersion() REQUIRES(mutex_);
-  std::shared_ptr<SuperVersion> GetSuperVersion() const {
-    return super_version_.load(std::memory_order_acquire);
+  std::shared_ptr<SuperVersion> GetSuperVersion() const EXCLUDES(sv_mutex_) {
+    MutexLock l(&sv_mutex_);
+    return super_version_;
   }
   void StartBackgroundThreads();
   void BackgroundThread() EXCLUDES(mutex_);
@@ -158,7 +159,10 @@ class DBImpl final : public DB {
     uint64_t log_number;   // first WAL holding its data
   };
   std::deque<Immutable> imm_ GUARDED_BY(mutex_);  // newest at the front
-  std::atomic<std::shared_ptr<SuperVersion>> super_version_;
+  // The published SuperVersion. Its own small lock (held for a pointer copy) keeps readers
+  // off mutex_.
+  mutable Mutex sv_mutex_;
+  std::shared_ptr<SuperVersion> super_version_ GUARDED_BY(sv_mutex_);
 
   std::atomic<bool> closed_{false};
   std::atomic<bool> read_only_{false};

@@ -269,6 +269,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
                            Status ins = WriteBatchInternal::InsertInto(&batch, first, mem_);
                            assert(ins.ok());  // validated by ReplayLog
                            ins.PermitUncheckedError();
+                           mutex_.AssertHeld();  // RecoverLogs holds it throughout
                            if (flush && flush_status.ok() &&
                                mem_->ApproximateMemoryUsage() >= options_.write_buffer_size) {
                              flush_status = WriteLevel0Table(mem_, edit);
