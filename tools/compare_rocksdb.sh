@@ -4,7 +4,7 @@
 # (shale ops/sec ÷ RocksDB ops/sec).
 #
 #   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
-#       rows: B1 B2 B3 B5 B6 (default: all); EXTRA FLAGS are added to every run of both engines
+#       rows: B1 B2 B3 B4 B5 B6 B10 (default: all); EXTRA FLAGS are added to every run of both engines
 #
 # Environment: SHALE_DB_BENCH (default build-release/tools/db_bench, built if missing),
 # ROCKSDB_DB_BENCH (default /usr/bin/db_bench from rocksdb-tools), TMPDIR.
@@ -21,7 +21,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 rows=("$@")
-[[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B5 B6)
+[[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B4 B5 B6 B10)
 
 shale=${SHALE_DB_BENCH:-build-release/tools/db_bench}
 rocks=${ROCKSDB_DB_BENCH:-/usr/bin/db_bench}
@@ -41,8 +41,10 @@ row_flags() {
     B1) echo "-benchmarks=fillseq -num=1000000" ;;
     B2) echo "-benchmarks=fillrandom -num=1000000" ;;
     B3) echo "-benchmarks=fillrandom,readrandom -num=1000000" ;;
+    B4) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true" ;;
     B5) echo "-benchmarks=fillrandom,readseq -num=1000000" ;;
     B6) echo "-benchmarks=fillrandom -sync=true -threads=16 -num=1250 -key_size=8 -value_size=128" ;;
+    B10) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
     *) echo "unknown row $1" >&2; exit 2 ;;
   esac
 }

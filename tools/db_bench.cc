@@ -33,6 +33,7 @@
 
 #include <fmt/format.h>
 
+#include "shale/cache.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
 #include "shale/statistics.h"
@@ -58,12 +59,22 @@ DEFINE_uint64(seed, 0, "Random seed (0: derived from the clock; printed either w
 DEFINE_int64(write_buffer_size, 64 << 20, "Memtable size in bytes");
 DEFINE_int32(max_write_buffer_number, 2, "Memtables before writes stall");
 DEFINE_bool(statistics, false, "Collect and print DB statistics");
-DEFINE_int64(batch_size, 1, "Writes per WriteBatch");
+DEFINE_int64(batch_size, 1, "Writes per WriteBatch; keys per MultiGet in multireadrandom");
+DEFINE_bool(multiread_batched, false, "multireadrandom: use the batched MultiGet (always)");
+DEFINE_int64(multiread_stride, 0, "multireadrandom: key stride within a batch (0: random keys)");
 DEFINE_string(compression_type, "none", "Block compression: none or zstd");
 DEFINE_int64(block_size, 4096, "Table block size in bytes");
 DEFINE_int32(bloom_bits, 10, "Bloom filter bits per key (0: none)");
 DEFINE_int64(cache_size, 32 << 20, "Block cache size in bytes");
 DEFINE_int32(max_background_jobs, 2, "Background flush and compaction threads");
+DEFINE_int32(num_levels, 7, "Levels of the LSM tree");
+DEFINE_int32(level0_file_num_compaction_trigger, 4, "L0 files that start a compaction");
+DEFINE_int32(level0_slowdown_writes_trigger, 20, "L0 files that slow writes down");
+DEFINE_int32(level0_stop_writes_trigger, 36, "L0 files that stop writes");
+DEFINE_uint64(target_file_size_base, 64ull << 20, "Compaction output file size in bytes");
+DEFINE_uint64(max_bytes_for_level_base, 256ull << 20, "Target size of L1 in bytes");
+DEFINE_double(max_bytes_for_level_multiplier, 10, "Size ratio between adjacent levels");
+DEFINE_bool(disable_auto_compactions, false, "Do not schedule compactions automatically");
 DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
 DEFINE_string(merge_operator, "", "Merge operator by name (StringAppendOperator, uint64add)");
 DEFINE_int32(duration, 0, "Seconds a benchmark may run (0: until its operations are done)");
@@ -198,7 +209,15 @@ class Benchmark {
   }
 
  private:
-  enum class Op { kFillSeq, kFillRandom, kOverwrite, kReadRandom, kReadSeq, kReadReverse };
+  enum class Op {
+    kFillSeq,
+    kFillRandom,
+    kOverwrite,
+    kReadRandom,
+    kMultiReadRandom,
+    kReadSeq,
+    kReadReverse
+  };
 
   void PrintHeader() {
     std::printf("shale:      version 0.1.0\n");
@@ -248,6 +267,17 @@ class Benchmark {
     o.block_size = static_cast<size_t>(FLAGS_block_size);
     o.bloom_bits_per_key = FLAGS_bloom_bits;
     o.max_background_jobs = FLAGS_max_background_jobs;
+    o.num_levels = FLAGS_num_levels;
+    o.level0_file_num_compaction_trigger = FLAGS_level0_file_num_compaction_trigger;
+    o.level0_slowdown_writes_trigger = FLAGS_level0_slowdown_writes_trigger;
+    o.level0_stop_writes_trigger = FLAGS_level0_stop_writes_trigger;
+    o.target_file_size_base = FLAGS_target_file_size_base;
+    o.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
+    o.max_bytes_for_level_multiplier = FLAGS_max_bytes_for_level_multiplier;
+    o.disable_auto_compactions = FLAGS_disable_auto_compactions;
+    // One block cache for the whole run, as RocksDB's db_bench does.
+    if (!block_cache_) block_cache_ = NewLRUCache(static_cast<size_t>(FLAGS_cache_size));
+    o.block_cache = block_cache_;
     o.max_open_files = FLAGS_open_files;
     if (!FLAGS_merge_operator.empty()) {
       o.merge_operator = MergeOperators::CreateFromName(FLAGS_merge_operator);
@@ -302,12 +332,36 @@ class Benchmark {
     } else if (name == "readrandom") {
       op = Op::kReadRandom;
       is_read = true;
+    } else if (name == "multireadrandom") {
+      op = Op::kMultiReadRandom;
+      is_read = true;
     } else if (name == "readseq") {
       op = Op::kReadSeq;
       is_read = true;
     } else if (name == "readreverse") {
       op = Op::kReadReverse;
       is_read = true;
+    } else if (name == "flush" || name == "compact" || name == "waitforcompaction") {
+      if (!db_ && !OpenDB(false)) return 1;
+      const double start = NowSeconds();
+      Status st = name == "flush"     ? db_->Flush(FlushOptions())
+                  : name == "compact" ? db_->CompactRange(CompactRangeOptions(), nullptr, nullptr)
+                                      : db_->WaitForCompact();
+      if (!st.ok()) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), st.ToString().c_str());
+        return 1;
+      }
+      std::printf("%-12s : %11.3f seconds\n", name.c_str(), NowSeconds() - start);
+      return 0;
+    } else if (name == "levelstats") {
+      if (!db_ && !OpenDB(false)) return 1;
+      std::printf("Level Files\n");
+      for (int level = 0; level < FLAGS_num_levels; level++) {
+        std::string v;
+        db_->GetProperty("shale.num-files-at-level" + std::to_string(level), &v);
+        std::printf("%5d %5s\n", level, v.c_str());
+      }
+      return 0;
     } else if (name == "stats") {
       if (!db_ && !OpenDB(false)) return 1;
       std::string stats;
@@ -456,6 +510,42 @@ class Benchmark {
       return;
     }
 
+    if (op == Op::kMultiReadRandom) {
+      // -batch_size keys per MultiGet: random, or a random start then every
+      // -multiread_stride-th key. Operations count keys, as in RocksDB's db_bench.
+      const size_t n = static_cast<size_t>(std::max<int64_t>(1, FLAGS_batch_size));
+      std::vector<std::string> key_storage(n);
+      std::vector<Slice> keys(n);
+      std::vector<PinnableSlice> values(n);
+      std::vector<Status> statuses(n);
+      ReadOptions ro;
+      for (uint64_t i = 0; i < limit && !expired(); i += n) {
+        const double t0 = track ? NowSeconds() : 0;
+        const size_t in_batch = static_cast<size_t>(std::min<uint64_t>(n, limit - i));
+        const uint64_t start = num == 0 ? 0 : rnd.Uniform(num);
+        for (size_t j = 0; j < in_batch; j++) {
+          const uint64_t k =
+              FLAGS_multiread_stride > 0
+                  ? (start + j * static_cast<uint64_t>(FLAGS_multiread_stride)) % std::max<uint64_t>(num, 1)
+                  : (num == 0 ? 0 : rnd.Uniform(num));
+          keys_.Make(k, &key_storage[j]);
+          keys[j] = key_storage[j];
+        }
+        db_->MultiGet(ro, in_batch, keys.data(), values.data(), statuses.data(), false);
+        for (size_t j = 0; j < in_batch; j++) {
+          if (statuses[j].ok()) {
+            st->found++;
+            st->bytes += keys[j].size() + values[j].size();
+          } else if (!statuses[j].IsNotFound()) {
+            Die("multiget", statuses[j]);
+          }
+        }
+        st->FinishedOps(in_batch, t0, track);
+        ReportProgress(st, thread);
+      }
+      return;
+    }
+
     // readseq / readreverse
     std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
     const bool forward = op == Op::kReadSeq;
@@ -525,6 +615,7 @@ class Benchmark {
   uint64_t benchmark_index_ = 0;
   const KeyFormat keys_;
   Options options_;
+  std::shared_ptr<Cache> block_cache_;
   std::unique_ptr<DB> db_;
 };
 
