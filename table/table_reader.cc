@@ -5,16 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "src/util/clock.h"
+
 #include "src/util/coding.h"
 
 namespace shale {
 namespace {
 
-uint64_t NowMicros() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 void RecordTick(Statistics* stats, Tickers t) {
   if (stats != nullptr) stats->recordTick(t);

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "src/util/clock.h"
+
 #include "memtable/memtable.h"
 #include "src/db/builder.h"
 #include "src/db/compaction.h"
@@ -18,16 +20,6 @@
 #include "src/db/merging_iterator.h"
 
 namespace shale {
-namespace {
-
-uint64_t NowMicros() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-}  // namespace
-
 TableBuilderOptions DBImpl::BuilderOptions() const {
   TableBuilderOptions o;
   o.comparator = &icmp_;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "src/util/clock.h"
+
 #include "memtable/memtable.h"
 #include "src/db/db_iter.h"
 #include "src/db/get_context.h"
@@ -12,16 +14,6 @@
 #include "src/db/write_batch_internal.h"
 
 namespace shale {
-namespace {
-
-uint64_t NowMicros() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-}  // namespace
-
 DBImpl::DBImpl(const Options& options, std::string dbname)
     : dbname_(std::move(dbname)),
       options_(options),
@@ -256,16 +248,6 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, PinnableSlice* 
   return GetImpl(options, seq, key, value);
 }
 
-namespace {
-
-bool Resolved(const GetContext& ctx) {
-  const auto st = ctx.state();
-  return st == GetContext::State::kFound || st == GetContext::State::kDeleted ||
-         st == GetContext::State::kCorrupt;
-}
-
-}  // namespace
-
 Status DBImpl::GetImpl(const ReadOptions& options, SequenceNumber seq, const Slice& key,
                        PinnableSlice* value) {
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
@@ -274,11 +256,11 @@ Status DBImpl::GetImpl(const ReadOptions& options, SequenceNumber seq, const Sli
   LookupKey lkey(key, seq);
   GetContext ctx(options_.merge_operator.get(), stats_, key, value);
   bool in_memory = sv->mem->Get(lkey, &ctx);
-  for (size_t i = 0; i < sv->imm.size() && !Resolved(ctx); i++) {
+  for (size_t i = 0; i < sv->imm.size() && !ctx.resolved(); i++) {
     in_memory = sv->imm[i]->Get(lkey, &ctx) || in_memory;
   }
   Status s;
-  if (!Resolved(ctx)) s = sv->current->Get(options, lkey, &ctx);
+  if (!ctx.resolved()) s = sv->current->Get(options, lkey, &ctx);
   if (s.ok()) {
     ctx.Finish();
     s = ctx.status();

@@ -44,6 +44,10 @@ class GetContext {
   void Finish();
 
   State state() const { return state_; }
+  // The answer is known: a value, a deletion, or a failure (no older entry can change it).
+  bool resolved() const {
+    return state_ == State::kFound || state_ == State::kDeleted || state_ == State::kCorrupt;
+  }
   // OK (found), NotFound (absent or deleted), or Corruption (merge failure).
   Status status() const;
   const Slice& user_key() const { return user_key_; }

@@ -28,16 +28,6 @@ uint64_t Version::NumFiles() const {
   return n;
 }
 
-namespace {
-
-bool GetIsDone(const GetContext& ctx) {
-  const auto st = ctx.state();
-  return st == GetContext::State::kFound || st == GetContext::State::kDeleted ||
-         st == GetContext::State::kCorrupt;
-}
-
-}  // namespace
-
 Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext* ctx) const {
   const Comparator* ucmp = vset_->icmp()->user_comparator();
   const InternalKeyComparator* icmp = vset_->icmp();
@@ -51,7 +41,7 @@ Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext
     }
     Status s = tc->Get(options, f->number, f->file_size, ikey, ctx);
     if (!s.ok()) return s;
-    if (GetIsDone(*ctx)) return Status::OK();
+    if (ctx->resolved()) return Status::OK();
   }
   for (int level = 1; level < num_levels(); level++) {
     const FileList& files = files_[level];
@@ -65,7 +55,7 @@ Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext
     if (ucmp->Compare(user_key, ExtractUserKey(f.smallest)) < 0) continue;
     Status s = tc->Get(options, f.number, f.file_size, ikey, ctx);
     if (!s.ok()) return s;
-    if (GetIsDone(*ctx)) return Status::OK();
+    if (ctx->resolved()) return Status::OK();
   }
   return Status::OK();
 }
