@@ -75,8 +75,9 @@ bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
   iter.Seek(key.memtable_key().data());
   const Comparator* ucmp = comparator_.user_comparator();
   const Slice user_key = key.user_key();
-  const Pinner pinner{[](void* arg, Cleanable* target) { static_cast<MemTable*>(arg)->PinInto(target); },
-                      this};
+  const Pinner pinner{
+      [](void* arg, Cleanable* target) { static_cast<MemTable*>(arg)->PinInto(target); }, this,
+      this};
   bool seen = false;
   for (; iter.Valid(); iter.Next()) {
     const char* entry = iter.key();

@@ -344,8 +344,7 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
     if (!s.ok()) return s;
     BlockIter it;
     ref.get()->InitIterator(options_.comparator, &it);
-    const Pinner pinner =
-        ref.cached() ? Pinner{&PinCachedBlock, &ref} : Pinner{};
+    const Pinner pinner = ref.cached() ? Pinner{&PinCachedBlock, &ref, ref.get()} : Pinner{};
     for (it.Seek(internal_key); it.Valid(); it.Next()) {
       ParsedInternalKey parsed;
       if (!ParseInternalKey(it.key(), &parsed)) {

@@ -3,6 +3,7 @@
 // set; SHALE_MODEL_SEED=<n> replays one seed, SHALE_MODEL_OPS=<n> lengthens runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -207,8 +208,36 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       }
       ASSERT_TRUE(db_->Write(wo, &batch).ok());
       model = std::move(next);
-    } else if (kind < 78) {
+    } else if (kind < 74) {
       ASSERT_EQ(Get(key), ModelGet(model, key)) << "op " << op;
+    } else if (kind < 78) {
+      // Merge operands, oldest first (a base value is the first), against the model's value,
+      // whose operands are joined by ','. Sometimes with too little room (Incomplete).
+      const Snap* snap = !snapshots.empty() && rnd.OneIn(3)
+                             ? &snapshots[rnd.Uniform(snapshots.size())]
+                             : nullptr;
+      const std::string expect = ModelGet(snap != nullptr ? snap->model : model, key);
+      ReadOptions ro;
+      ro.snapshot = snap != nullptr ? snap->snapshot : nullptr;
+      GetMergeOperandsOptions gmo;
+      gmo.expected_max_number_of_operands = rnd.OneIn(5) ? 1 : 64;
+      std::vector<PinnableSlice> ops(64);
+      int n = -1;
+      Status gs = db_->GetMergeOperands(ro, key, ops.data(), &gmo, &n);
+      if (expect == "NOT_FOUND") {
+        ASSERT_TRUE(gs.IsNotFound()) << gs.ToString() << " op " << op;
+      } else {
+        const int want = 1 + static_cast<int>(std::count(expect.begin(), expect.end(), ','));
+        ASSERT_EQ(n, want) << "op " << op;
+        if (want > gmo.expected_max_number_of_operands) {
+          ASSERT_TRUE(gs.IsIncomplete()) << gs.ToString();
+        } else {
+          ASSERT_TRUE(gs.ok()) << gs.ToString();
+          std::string joined;
+          for (int i = 0; i < n; i++) joined += (i > 0 ? "," : "") + ops[i].ToString();
+          ASSERT_EQ(joined, expect) << "op " << op;
+        }
+      }
     } else if (kind < 82) {
       std::vector<std::string> keys_storage;
       std::vector<Slice> keys;

@@ -1,6 +1,7 @@
 #include "src/db/db_impl.h"
 
 #include <charconv>
+#include <deque>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -292,10 +293,72 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
   }
 }
 
-Status DBImpl::GetMergeOperands(const ReadOptions&, const Slice&, PinnableSlice*,
-                                GetMergeOperandsOptions*, int* number_of_operands) {
-  if (number_of_operands != nullptr) *number_of_operands = 0;
-  return Status::NotSupported("GetMergeOperands is not available yet");
+namespace {
+
+// What keeps a GetMergeOperands result alive: the pins (memtables, cached blocks) and copies
+// of every operand, shared by the returned slices and released with the last of them.
+struct OperandBundle {
+  explicit OperandBundle(CollectedOperands c, size_t n)
+      : refs(n), pins(std::move(c.pins)), copies(std::move(c.copies)) {}
+  std::atomic<size_t> refs;
+  Cleanable pins;
+  std::deque<std::string> copies;
+};
+
+void ReleaseOperandBundle(void* bundle, void*) {
+  auto* b = static_cast<OperandBundle*>(bundle);
+  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::unique_ptr<OperandBundle> last(b);
+  }
+}
+
+}  // namespace
+
+Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
+                                PinnableSlice* operands, GetMergeOperandsOptions* opts,
+                                int* number_of_operands) {
+  if (number_of_operands == nullptr || opts == nullptr ||
+      (operands == nullptr && opts->expected_max_number_of_operands > 0)) {
+    return Status::InvalidArgument("GetMergeOperands needs operands, options and a count");
+  }
+  *number_of_operands = 0;
+  if (opts->expected_max_number_of_operands < 0) {
+    return Status::InvalidArgument("expected_max_number_of_operands must be >= 0");
+  }
+  for (int i = 0; i < opts->expected_max_number_of_operands; i++) operands[i].Reset();
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  SequenceNumber seq;
+  s = ReadSequence(options, &seq);
+  if (!s.ok()) return s;
+  const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
+
+  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  LookupKey lkey(key, seq);
+  GetContext ctx(stats_, key, &opts->continue_cb);
+  sv->mem->Get(lkey, &ctx);
+  for (size_t i = 0; i < sv->imm.size() && !ctx.resolved(); i++) sv->imm[i]->Get(lkey, &ctx);
+  if (!ctx.resolved()) s = sv->current->Get(options, lkey, &ctx);
+  if (!s.ok()) return s;
+  ctx.Finish();
+  if (ctx.state() == GetContext::State::kCorrupt) return ctx.status();
+  if (ctx.state() != GetContext::State::kFound) return Status::NotFound();
+
+  CollectedOperands collected = ctx.TakeOperands();
+  const size_t n = collected.operands.size();
+  *number_of_operands = static_cast<int>(n);
+  if (n > static_cast<size_t>(opts->expected_max_number_of_operands)) {
+    return Status::Incomplete(
+        fmt::format("{} merge operands, room for {}", n, opts->expected_max_number_of_operands));
+  }
+  // Oldest first. Each slice holds one reference on the shared bundle.
+  std::vector<Slice> newest_first = std::move(collected.operands);
+  auto* bundle = new OperandBundle(std::move(collected), n);
+  for (size_t i = 0; i < n; i++) {
+    operands[i].PinSlice(newest_first[n - 1 - i], &ReleaseOperandBundle, bundle, nullptr);
+  }
+  if (stats_ != nullptr) stats_->recordInHistogram(DB_GET_MERGE_OPERANDS, NowMicros() - start_us);
+  return Status::OK();
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {

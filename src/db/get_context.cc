@@ -14,8 +14,63 @@ GetContext::GetContext(const MergeOperator* merge_operator, Statistics* stats,
       user_key_(user_key),
       value_(value) {}
 
+GetContext::GetContext(Statistics* stats, const Slice& user_key,
+                       const std::function<bool(Slice)>* continue_cb)
+    : merge_operator_(nullptr),
+      stats_(stats),
+      user_key_(user_key),
+      value_(nullptr),
+      collect_(true),
+      continue_cb_(continue_cb != nullptr && *continue_cb ? continue_cb : nullptr) {}
+
+void GetContext::AddOperand(const Slice& operand, const Pinner& pinner) {
+  if (pinner.fn != nullptr) {
+    if (pinner.source == nullptr || pinner.source != last_pinned_source_) {
+      pinner.fn(pinner.arg, &operand_pins_);
+      last_pinned_source_ = pinner.source;
+    }
+    operands_.push_back(operand);
+  } else {
+    operand_copies_.emplace_back(operand.data(), operand.size());
+    operands_.emplace_back(operand_copies_.back());
+  }
+}
+
+CollectedOperands GetContext::TakeOperands() {
+  CollectedOperands out;
+  out.operands = std::move(operands_);
+  operand_pins_.DelegateCleanupsTo(&out.pins);
+  out.copies = std::move(operand_copies_);
+  operands_.clear();
+  operand_copies_.clear();
+  last_pinned_source_ = nullptr;
+  return out;
+}
+
 bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
                            const Pinner& pinner) {
+  if (collect_) {
+    switch (key.type) {
+      case kTypeValue:
+        AddOperand(value, pinner);  // the base is the oldest operand
+        state_ = State::kFound;
+        return false;
+      case kTypeDeletion:
+        state_ = operands_.empty() ? State::kDeleted : State::kFound;
+        return false;
+      case kTypeMerge:
+        AddOperand(value, pinner);
+        state_ = State::kMerge;
+        if (continue_cb_ != nullptr && !(*continue_cb_)(value)) {
+          state_ = State::kFound;
+          return false;
+        }
+        return true;
+    }
+    state_ = State::kCorrupt;
+    merge_status_ = Status::Corruption("unknown value type");
+    return false;
+  }
   switch (key.type) {
     case kTypeValue:
       if (state_ == State::kMerge) {
@@ -46,13 +101,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
         return false;
       }
       state_ = State::kMerge;
-      if (pinner.fn != nullptr) {
-        pinner.fn(pinner.arg, &operand_pins_);
-        operands_.push_back(value);
-      } else {
-        operand_copies_.emplace_back(value.data(), value.size());
-        operands_.emplace_back(operand_copies_.back());
-      }
+      AddOperand(value, pinner);
       return true;
   }
   state_ = State::kCorrupt;
@@ -61,7 +110,12 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
 }
 
 void GetContext::Finish() {
-  if (state_ == State::kMerge) ResolveMerge(nullptr);
+  if (state_ != State::kMerge) return;
+  if (collect_) {
+    state_ = State::kFound;  // operands without a base
+  } else {
+    ResolveMerge(nullptr);
+  }
 }
 
 void GetContext::ResolveMerge(const Slice* base) {
@@ -71,6 +125,7 @@ void GetContext::ResolveMerge(const Slice* base) {
   operands_.clear();
   operand_pins_.Reset();
   operand_copies_.clear();
+  last_pinned_source_ = nullptr;
   if (merge_status_.ok()) {
     value_->PinSelf();
     state_ = State::kFound;

@@ -1,13 +1,18 @@
 // GetContext: the state of one point lookup while entries of its key arrive newest first from
 // memtables and tables.
 //
-// The first Value or Deletion ends the search; Merge operands accumulate until a base (Value),
-// a Deletion or the end (Finish) resolves them with the merge operator. A plain value found in
-// pinnable memory is pinned into the caller's PinnableSlice instead of copied.
+// Get mode: the first Value or Deletion ends the search; Merge operands accumulate until a base
+// (Value), a Deletion or the end (Finish) resolves them with the merge operator. A plain value
+// found in pinnable memory is pinned into the caller's PinnableSlice instead of copied.
+// Operand mode (GetMergeOperands): operands are collected, not merged — a base value counts as
+// the oldest operand, a Deletion ends the collection, and continue_cb may stop it early.
+// Operands in pinnable memory are pinned (each source — a memtable, a cached block — once),
+// others copied; TakeOperands hands them over with everything that keeps them alive.
 // Thread safety: one lookup, one thread.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,16 @@ class Statistics;
 struct Pinner {
   void (*fn)(void* arg, Cleanable* target) = nullptr;
   void* arg = nullptr;
+  // The memory a pin keeps alive (a memtable, a block): consecutive entries from the same
+  // source need only one pin.
+  const void* source = nullptr;
+};
+
+// Merge operands (newest first) and what keeps their bytes alive.
+struct CollectedOperands {
+  std::vector<Slice> operands;
+  Cleanable pins;
+  std::deque<std::string> copies;
 };
 
 class GetContext {
@@ -34,6 +49,9 @@ class GetContext {
   // value receives the answer; it must be Reset() by the caller beforehand.
   GetContext(const MergeOperator* merge_operator, Statistics* stats, const Slice& user_key,
              PinnableSlice* value);
+  // Operand mode. continue_cb (may be empty) sees each operand, newest first.
+  GetContext(Statistics* stats, const Slice& user_key,
+             const std::function<bool(Slice)>* continue_cb);
   GetContext(const GetContext&) = delete;
   GetContext& operator=(const GetContext&) = delete;
 
@@ -44,6 +62,8 @@ class GetContext {
   void Finish();
 
   State state() const { return state_; }
+  // Operand mode: the operands collected so far (newest first) with their pins and copies.
+  CollectedOperands TakeOperands();
   // The answer is known: a value, a deletion, or a failure (no older entry can change it).
   bool resolved() const {
     return state_ == State::kFound || state_ == State::kDeleted || state_ == State::kCorrupt;
@@ -54,11 +74,16 @@ class GetContext {
 
  private:
   void ResolveMerge(const Slice* base);
+  // Keeps an operand: pinned when its source allows (once per source), else copied.
+  void AddOperand(const Slice& operand, const Pinner& pinner);
 
   const MergeOperator* const merge_operator_;
   Statistics* const stats_;
   const Slice user_key_;
   PinnableSlice* const value_;
+  const bool collect_ = false;
+  const std::function<bool(Slice)>* const continue_cb_ = nullptr;
+  const void* last_pinned_source_ = nullptr;
   State state_ = State::kNotFound;
   Status merge_status_;
   // Operands newest first; their bytes are kept alive by operand_pins_ or operand_copies_.
