@@ -415,17 +415,6 @@ TEST_F(DBBasicTest, PropertiesAndStatistics) {
   EXPECT_NE(st->ToString().find("shale.wal.synced COUNT : 1"), std::string::npos);
 }
 
-TEST_F(DBBasicTest, NotYetAvailableCallsSayNotSupported) {
-  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
-  Open();
-  PinnableSlice ops[4];
-  GetMergeOperandsOptions gmo;
-  gmo.expected_max_number_of_operands = 4;
-  int n = -1;
-  EXPECT_TRUE(db_->GetMergeOperands(ReadOptions(), "k", ops, &gmo, &n).IsNotSupported());
-  EXPECT_TRUE(db_->WaitForCompact().ok());
-}
-
 TEST_F(DBBasicTest, DestroyDBRemovesFiles) {
   Open();
   ASSERT_TRUE(Put("k", "v").ok());

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "src/db/merge_helper.h"
+
 namespace shale {
 
 uint64_t Compaction::InputBytes() const {
@@ -142,6 +144,72 @@ std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
   c->mutable_inputs(0) = std::move(in);
   if (!AddNextLevelInputs(vset.icmp()->user_comparator(), c.get())) return nullptr;
   return c;
+}
+
+namespace {
+
+SequenceNumber StripeOf(SequenceNumber seq, const std::vector<SequenceNumber>& snapshots) {
+  auto it = std::lower_bound(snapshots.begin(), snapshots.end(), seq);
+  return it == snapshots.end() ? kMaxSequenceNumber : *it;
+}
+
+}  // namespace
+
+void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
+                       const std::vector<SequenceNumber>& snapshots,
+                       const std::function<bool()>& nothing_below,
+                       const MergeOperator* merge_operator, Statistics* stats,
+                       std::vector<KeyEntry>* out) {
+  std::vector<KeyEntry>& e = *entries;
+  const size_t n = e.size();
+  const SequenceNumber earliest = snapshots.empty() ? kMaxSequenceNumber : snapshots.front();
+  int below = -1;  // nothing_below(), computed at most once
+  auto none_below = [&] {
+    if (below < 0) below = nothing_below() ? 1 : 0;
+    return below == 1;
+  };
+  size_t i = 0;
+  while (i < n) {
+    const SequenceNumber stripe = StripeOf(e[i].sequence, snapshots);
+    size_t end = i;
+    while (end < n && StripeOf(e[end].sequence, snapshots) == stripe) end++;
+    // [i, end) is one stripe, newest first.
+    size_t k = i;
+    while (k < end && e[k].type == kTypeMerge) k++;
+    if (k == i) {
+      // Starts with a value or deletion: it hides the rest of the stripe.
+      const bool drop_tombstone =
+          e[i].type == kTypeDeletion && stripe == earliest && end == n && none_below();
+      if (!drop_tombstone) out->push_back(std::move(e[i]));
+    } else {
+      // Operands [i, k), then maybe a base or deletion at k.
+      const bool base_here = k < end;
+      const bool nothing_older = k == n && none_below();
+      bool merged = false;
+      if (merge_operator != nullptr && (base_here || nothing_older)) {
+        std::vector<Slice> operands;  // oldest first
+        for (size_t j = k; j-- > i;) operands.emplace_back(e[j].value);
+        const Slice base_value = base_here && e[k].type == kTypeValue ? Slice(e[k].value) : Slice();
+        const Slice* base = base_here && e[k].type == kTypeValue ? &base_value : nullptr;
+        std::string result;
+        if (FullMerge(merge_operator, user_key, base, operands, &result, stats).ok()) {
+          KeyEntry v;
+          v.sequence = e[i].sequence;
+          v.type = kTypeValue;
+          AppendInternalKey(&v.internal_key, user_key, v.sequence, kTypeValue);
+          v.value = std::move(result);
+          out->push_back(std::move(v));
+          merged = true;
+        }
+      }
+      if (!merged) {
+        for (size_t j = i; j < k; j++) out->push_back(std::move(e[j]));
+        // The base or deletion under them stays (it hides the rest of the stripe).
+        if (base_here) out->push_back(std::move(e[k]));
+      }
+    }
+    i = end;
+  }
 }
 
 }  // namespace shale

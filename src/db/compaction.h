@@ -11,6 +11,7 @@
 // the DB mutex; read-only while the job runs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,5 +62,36 @@ double MaxCompactionScore(const VersionSet& vset, const Version& version);
 std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
                                             std::shared_ptr<Version> version, int level,
                                             const Slice* begin, const Slice* end);
+
+}  // namespace shale
+
+namespace shale {
+
+class MergeOperator;
+class Statistics;
+
+// One entry of a user key inside a compaction, as read (newest first).
+struct KeyEntry {
+  std::string internal_key;
+  std::string value;
+  SequenceNumber sequence;
+  ValueType type;
+};
+
+// What survives of one user key's entries (newest first) when they are compacted, given the
+// live snapshots (ascending). Entries are grouped into stripes — the entries visible to the
+// same oldest snapshot (or to no snapshot but the latest state). Within a stripe:
+//   - everything older than a value or deletion is hidden from every reader and dropped;
+//   - merge operands are fully merged onto a value or a deletion below them in the stripe, or
+//     onto nothing when they are the key's oldest entries and no deeper level holds the key
+//     (with merge_operator set; a failing merge leaves the operands as they are, so reads
+//     report it);
+//   - a deletion in the oldest stripe is dropped when no deeper level holds the key.
+// nothing_below() answers "no level below the output holds this key" (asked only when needed).
+void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
+                       const std::vector<SequenceNumber>& snapshots,
+                       const std::function<bool()>& nothing_below,
+                       const MergeOperator* merge_operator, Statistics* stats,
+                       std::vector<KeyEntry>* out);
 
 }  // namespace shale

@@ -269,13 +269,48 @@ Status DBImpl::RunCompaction(Compaction* c) {
       return r;
     };
 
-    // Per user key (entries arrive newest first): the snapshot stripe being read, and whether
-    // a value or deletion already seen in that stripe hides every older entry in it.
-    std::string current_user_key;
-    bool has_current_user_key = false;
-    SequenceNumber current_stripe = 0;
-    bool hidden = false;
-    const SequenceNumber earliest_stripe = snapshots.empty() ? kMaxSequenceNumber : snapshots.front();
+    // Entries arrive newest first per user key; each key's entries are decided together
+    // (CompactKeyEntries) and written, and outputs are cut only between user keys, so a key
+    // never spans two files of a level.
+    const MergeOperator* merge_operator = options_.merge_operator.get();
+    std::vector<KeyEntry> key_entries, survivors;
+    std::string user_key;
+    auto write_entry = [&](const KeyEntry& entry) -> Status {
+      if (builder == nullptr) {
+        {
+          MutexLock l(&mutex_);
+          current = FileMetaData();
+          current.number = versions_->NewFileNumber();
+          pending_outputs_.insert(current.number);
+          created.push_back(current.number);
+        }
+        Status r =
+            fs_->NewWritableFile(TableFileName(dbname_, current.number), FileOptions(), &file);
+        if (!r.ok()) return r;
+        builder = std::make_unique<TableBuilder>(options, file.get());
+        current.smallest = entry.internal_key;
+      }
+      current.largest = entry.internal_key;
+      return builder->Add(entry.internal_key, entry.value);
+    };
+    auto flush_key = [&]() -> Status {
+      if (key_entries.empty()) return Status::OK();
+      survivors.clear();
+      CompactKeyEntries(
+          user_key, &key_entries, snapshots,
+          [&] { return c->input_version().KeyNotInLevelsBelow(c->output_level(), user_key); },
+          merge_operator, stats_, &survivors);
+      key_entries.clear();
+      Status r;
+      for (const KeyEntry& entry : survivors) {
+        r = write_entry(entry);
+        if (!r.ok()) return r;
+      }
+      if (builder != nullptr && builder->FileSize() >= c->max_output_file_size()) {
+        r = finish_output();
+      }
+      return r;
+    };
     for (input->SeekToFirst(); input->Valid() && s.ok(); input->Next()) {
       if (shutdown_requested_.load(std::memory_order_relaxed)) {
         s = Status::Aborted("shutting down");
@@ -287,51 +322,15 @@ Status DBImpl::RunCompaction(Compaction* c) {
         s = Status::Corruption("compaction input has a malformed key");
         break;
       }
-      // The stripe of an entry: the oldest snapshot that can see it (or "latest").
-      auto snap = std::lower_bound(snapshots.begin(), snapshots.end(), p.sequence);
-      const SequenceNumber stripe = snap == snapshots.end() ? kMaxSequenceNumber : *snap;
-      const bool new_user_key =
-          !has_current_user_key || ucmp->Compare(p.user_key, current_user_key) != 0;
-      if (new_user_key) {
-        // A user key's entries never span two output files of a level: cut only here.
-        if (builder != nullptr && builder->FileSize() >= c->max_output_file_size()) {
-          s = finish_output();
-          if (!s.ok()) break;
-        }
-        current_user_key.assign(p.user_key.data(), p.user_key.size());
-        has_current_user_key = true;
-      }
-      if (new_user_key || stripe != current_stripe) {
-        current_stripe = stripe;
-        hidden = false;
-      }
-      bool drop = hidden;  // a newer value or deletion in its stripe hides it from every reader
-      if (!hidden && p.type != kTypeMerge) {
-        hidden = true;
-        // A tombstone nothing older needs: no snapshot predates it and no deeper level holds
-        // the key (older entries in this compaction are hidden by it and dropped too).
-        if (p.type == kTypeDeletion && stripe == earliest_stripe &&
-            c->input_version().KeyNotInLevelsBelow(c->output_level(), p.user_key)) {
-          drop = true;
-        }
-      }
-      if (drop) continue;
-      if (builder == nullptr) {
-        {
-          MutexLock l(&mutex_);
-          current = FileMetaData();
-          current.number = versions_->NewFileNumber();
-          pending_outputs_.insert(current.number);
-          created.push_back(current.number);
-        }
-        s = fs_->NewWritableFile(TableFileName(dbname_, current.number), FileOptions(), &file);
+      if (key_entries.empty() || ucmp->Compare(p.user_key, user_key) != 0) {
+        s = flush_key();
         if (!s.ok()) break;
-        builder = std::make_unique<TableBuilder>(options, file.get());
-        current.smallest = key.ToString();
+        user_key.assign(p.user_key.data(), p.user_key.size());
       }
-      s = builder->Add(key, input->value());
-      current.largest.assign(key.data(), key.size());
+      key_entries.push_back(
+          KeyEntry{key.ToString(), input->value().ToString(), p.sequence, p.type});
     }
+    if (s.ok()) s = flush_key();
     if (s.ok()) s = input->status();
     if (s.ok() && builder != nullptr) s = finish_output();
     if (builder != nullptr) builder->Abandon();
