@@ -20,6 +20,7 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
   props_.compression =
       options_.compression == CompressionType::kZSTD ? "ZSTD" : "NoCompression";
   props_.comparator = options_.comparator->user_comparator()->Name();
+  props_.merge_operator = options_.merge_operator_name;
   props_.format_version = kTableFormatVersion;
   props_.smallest_seqno = UINT64_MAX;
 }

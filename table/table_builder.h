@@ -31,6 +31,7 @@ struct TableBuilderOptions {
   int block_restart_interval = 16;
   double bloom_bits_per_key = 10;  // 0: no filter
   CompressionType compression = CompressionType::kNoCompression;
+  std::string merge_operator_name;  // recorded in the properties
 };
 
 class TableBuilder {

@@ -25,6 +25,7 @@ void ForEachField(Props& p, IntFn&& on_int, StrFn&& on_str) {
   on_int("shale.index.size", p.index_size);
   on_str("shale.key.largest", p.largest_key);
   on_str("shale.key.smallest", p.smallest_key);
+  on_str("shale.merge.operator", p.merge_operator);
   on_int("shale.num.data.blocks", p.num_data_blocks);
   on_int("shale.num.deletions", p.num_deletions);
   on_int("shale.num.entries", p.num_entries);

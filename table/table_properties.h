@@ -31,6 +31,7 @@ struct TableProperties {
   uint64_t largest_seqno = 0;
   std::string compression;      // "NoCompression" or "ZSTD" (what the builder was asked for)
   std::string comparator;       // the user comparator's name
+  std::string merge_operator;   // the merge operator's name ("" when none was set)
   std::string smallest_key;     // internal keys
   std::string largest_key;
   uint64_t format_version = 0;

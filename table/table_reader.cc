@@ -254,6 +254,15 @@ Status TableReader::ReadMetaBlocks() {
                                                name, properties_.comparator, want));
   }
 
+  if (options_.check_merge_operator && properties_.num_merge_operands > 0) {
+    const std::string have = options_.merge_operator_name ? options_.merge_operator_name : "";
+    if (properties_.merge_operator != have) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: merge operands written with merge operator '{}', opened with '{}'", name,
+          properties_.merge_operator, have));
+    }
+  }
+
   BlockContents index_contents;
   s = ReadBlock(file_.get(), file_size_, name, footer.index_handle, true, &index_contents);
   if (!s.ok()) return s;

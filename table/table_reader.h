@@ -38,6 +38,10 @@ struct TableReaderOptions {
   std::shared_ptr<Cache> block_cache;                 // null: blocks are read every time
   Statistics* statistics = nullptr;
   std::string file_name;  // labels errors and tools' output
+  // The reader's merge operator (null: none). A table holding merge operands written with
+  // another operator is refused (InvalidArgument).
+  const char* merge_operator_name = nullptr;
+  bool check_merge_operator = false;
 };
 
 // A data block in use: either pinned in the block cache or owned here.

@@ -162,6 +162,25 @@ TEST_F(DBMergeTest, GetPinsMemtableAndCacheAndSurvivesFlushAndCompaction) {
   EXPECT_EQ(options_.block_cache->GetPinnedUsage(), 0u);
 }
 
+TEST_F(DBMergeTest, TablesRecordTheirMergeOperator) {
+  Open();
+  ASSERT_TRUE(Merge("k", "1").ok());
+  ASSERT_TRUE(Put("plain", "v").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  Close();
+  options_.merge_operator = MergeOperators::CreateUInt64AddOperator();
+  Open();
+  PinnableSlice v;
+  Status s = db_->Get(ReadOptions(), "k", &v);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("merge operator"), std::string::npos) << s.ToString();
+  Close();
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
+  Open();
+  EXPECT_EQ(Get("k"), "1");
+  EXPECT_EQ(Get("plain"), "v");
+}
+
 // Readers pin operands and values while writers merge and the background flushes and
 // compacts. Run under ThreadSanitizer (and ASan) in CI.
 TEST_F(DBMergeTest, ConcurrentPinnedReadsDuringFlushAndCompaction) {

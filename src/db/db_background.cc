@@ -27,6 +27,7 @@ TableBuilderOptions DBImpl::BuilderOptions() const {
   o.block_restart_interval = options_.block_restart_interval;
   o.bloom_bits_per_key = options_.bloom_bits_per_key;
   o.compression = options_.compression;
+  if (options_.merge_operator) o.merge_operator_name = options_.merge_operator->Name();
   return o;
 }
 
