@@ -50,7 +50,7 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const S
   const uint32_t internal_key_size = static_cast<uint32_t>(key.size() + 8);
   const size_t encoded_len = VarintLength(internal_key_size) + internal_key_size +
                              VarintLength(value.size()) + value.size();
-  char* buf = arena_.Allocate(encoded_len);
+  char* buf = table_.AllocateKey(encoded_len);
   char* p = EncodeVarint32(buf, internal_key_size);
   if (!key.empty()) std::memcpy(p, key.data(), key.size());
   p += key.size();

@@ -1,9 +1,12 @@
 // SkipList: an ordered set of keys in an arena, with lock-free readers and concurrent
 // inserters.
 //
-// Keys are `const char*` pointers to entries the caller allocated in the same arena; Cmp is a
-// functor `int operator()(const char* a, const char* b) const`. Keys are never removed; the
-// whole list dies with its arena.
+// Keys live inline in their nodes: AllocateKey(n) returns room for an n-byte key right after a
+// fresh node's bottom link, the caller writes the key there and passes it to Insert. A node's
+// upper-level links are stored before it, so the key sits at a fixed offset and walking the
+// bottom level touches one cache line per entry. Cmp is a functor
+// `int operator()(const char* a, const char* b) const`. Keys are never removed; the whole list
+// dies with its arena.
 //
 // Thread safety:
 //   - Insert may run concurrently with other Inserts and with readers (CAS per level).
@@ -40,7 +43,10 @@ class SkipList {
   SkipList(const SkipList&) = delete;
   SkipList& operator=(const SkipList&) = delete;
 
-  // Inserts key (a pointer into the arena). REQUIRES: no equal key present.
+  // Room for a key of key_size bytes inside a new node (not yet in the list).
+  char* AllocateKey(size_t key_size);
+  // Links the node of key into the list. REQUIRES: key came from AllocateKey and is written;
+  // no equal key present.
   void Insert(const char* key);
   bool Contains(const char* key) const;
 
@@ -51,7 +57,7 @@ class SkipList {
     bool Valid() const { return node_ != nullptr; }
     const char* key() const {
       assert(Valid());
-      return node_->key;
+      return node_->Key();
     }
     void Next() {
       assert(Valid());
@@ -60,7 +66,7 @@ class SkipList {
     // O(log n): the last node before the current one.
     void Prev() {
       assert(Valid());
-      node_ = list_->FindLessThan(node_->key);
+      node_ = list_->FindLessThan(node_->Key());
       if (node_ == list_->head_) node_ = nullptr;
     }
     // First key >= target.
@@ -70,7 +76,7 @@ class SkipList {
       Seek(target);
       if (!Valid()) {
         SeekToLast();
-      } else if (list_->cmp_(node_->key, target) > 0) {
+      } else if (list_->cmp_(node_->Key(), target) > 0) {
         Prev();
       }
     }
@@ -86,20 +92,23 @@ class SkipList {
   };
 
  private:
+  // Memory of a node of height h: links for levels h-1 .. 1, then the bottom link (the Node
+  // itself), then the key. Before Insert, the bottom link temporarily holds the height.
   struct Node {
-    const char* key;
-    // next_[0] is the bottom level; the array really has `height` entries (allocated inline).
-    std::atomic<Node*> next_[1];
+    std::atomic<Node*> next0;
 
-    Node* Next(int level) const { return next_[level].load(std::memory_order_acquire); }
-    void SetNextRelaxed(int level, Node* n) { next_[level].store(n, std::memory_order_relaxed); }
+    std::atomic<Node*>* Link(int level) { return &next0 - level; }
+    const std::atomic<Node*>* Link(int level) const { return &next0 - level; }
+    Node* Next(int level) const { return Link(level)->load(std::memory_order_acquire); }
+    void SetNextRelaxed(int level, Node* n) { Link(level)->store(n, std::memory_order_relaxed); }
     bool CasNext(int level, Node* expected, Node* n) {
-      return next_[level].compare_exchange_strong(expected, n, std::memory_order_release,
+      return Link(level)->compare_exchange_strong(expected, n, std::memory_order_release,
                                                   std::memory_order_relaxed);
     }
+    const char* Key() const { return reinterpret_cast<const char*>(&next0 + 1); }
   };
 
-  Node* NewNode(const char* key, int height);
+  Node* NewNode(size_t key_size, int height);
   int RandomHeight();
   int GetMaxHeight() const { return max_height_.load(std::memory_order_relaxed); }
   // The first node >= key; fills prev[level] with the last node < key at each level if given.
@@ -118,19 +127,26 @@ class SkipList {
 
 template <typename Cmp>
 SkipList<Cmp>::SkipList(Cmp cmp, ConcurrentArena* arena)
-    : cmp_(cmp), arena_(arena), head_(NewNode(nullptr, kMaxHeight)) {
+    : cmp_(cmp), arena_(arena), head_(NewNode(0, kMaxHeight)) {
   for (int i = 0; i < kMaxHeight; i++) head_->SetNextRelaxed(i, nullptr);
 }
 
 template <typename Cmp>
-typename SkipList<Cmp>::Node* SkipList<Cmp>::NewNode(const char* key, int height) {
-  size_t bytes = sizeof(Node) + sizeof(std::atomic<Node*>) * (height - 1);
-  char* mem = arena_->AllocateAligned(bytes);
-  Node* n = new (mem) Node;
-  n->key = key;
-  // Levels 1..height-1 live past the declared array; construct them in place.
-  for (int i = 1; i < height; i++) new (&n->next_[i]) std::atomic<Node*>(nullptr);
+typename SkipList<Cmp>::Node* SkipList<Cmp>::NewNode(size_t key_size, int height) {
+  const size_t links = sizeof(std::atomic<Node*>) * static_cast<size_t>(height);
+  char* mem = arena_->AllocateAligned(links + key_size);
+  Node* n = reinterpret_cast<Node*>(mem + links - sizeof(std::atomic<Node*>));
+  for (int i = 0; i < height; i++) new (n->Link(i)) std::atomic<Node*>(nullptr);
   return n;
+}
+
+template <typename Cmp>
+char* SkipList<Cmp>::AllocateKey(size_t key_size) {
+  const int height = RandomHeight();
+  Node* n = NewNode(key_size, height);
+  n->next0.store(reinterpret_cast<Node*>(static_cast<uintptr_t>(height)),
+                 std::memory_order_relaxed);
+  return const_cast<char*>(n->Key());
 }
 
 template <typename Cmp>
@@ -150,7 +166,7 @@ typename SkipList<Cmp>::Node* SkipList<Cmp>::FindGreaterOrEqual(const char* key,
   while (true) {
     Node* next = x->Next(level);
     if (next != nullptr && next != last_bigger) __builtin_prefetch(next->Next(level));
-    if (next != nullptr && next != last_bigger && cmp_(next->key, key) < 0) {
+    if (next != nullptr && next != last_bigger && cmp_(next->Key(), key) < 0) {
       x = next;
     } else {
       if (prev != nullptr) prev[level] = x;
@@ -167,7 +183,7 @@ typename SkipList<Cmp>::Node* SkipList<Cmp>::FindLessThan(const char* key) const
   int level = GetMaxHeight() - 1;
   while (true) {
     Node* next = x->Next(level);
-    if (next != nullptr && cmp_(next->key, key) < 0) {
+    if (next != nullptr && cmp_(next->Key(), key) < 0) {
       x = next;
     } else {
       if (level == 0) return x;
@@ -196,7 +212,7 @@ void SkipList<Cmp>::FindSpliceForLevel(const char* key, Node* before, int level,
                                        Node** out_next) const {
   while (true) {
     Node* next = before->Next(level);
-    if (next == nullptr || cmp_(next->key, key) >= 0) {
+    if (next == nullptr || cmp_(next->Key(), key) >= 0) {
       *out_prev = before;
       *out_next = next;
       return;
@@ -207,7 +223,10 @@ void SkipList<Cmp>::FindSpliceForLevel(const char* key, Node* before, int level,
 
 template <typename Cmp>
 void SkipList<Cmp>::Insert(const char* key) {
-  const int height = RandomHeight();
+  Node* x = reinterpret_cast<Node*>(const_cast<char*>(key)) - 1;
+  const int height =
+      static_cast<int>(reinterpret_cast<uintptr_t>(x->next0.load(std::memory_order_relaxed)));
+  assert(height >= 1 && height <= kMaxHeight);
   int max_height = GetMaxHeight();
   while (height > max_height) {
     if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
@@ -223,9 +242,8 @@ void SkipList<Cmp>::Insert(const char* key) {
     FindSpliceForLevel(key, before, level, &prev[level], &next[level]);
     before = prev[level];
   }
-  assert(next[0] == nullptr || cmp_(next[0]->key, key) != 0);
+  assert(next[0] == nullptr || cmp_(next[0]->Key(), key) != 0);
 
-  Node* x = NewNode(key, height);
   for (int level = 0; level < height; level++) {
     while (true) {
       x->SetNextRelaxed(level, next[level]);
@@ -239,7 +257,7 @@ void SkipList<Cmp>::Insert(const char* key) {
 template <typename Cmp>
 bool SkipList<Cmp>::Contains(const char* key) const {
   Node* x = FindGreaterOrEqual(key, nullptr);
-  return x != nullptr && cmp_(key, x->key) == 0;
+  return x != nullptr && cmp_(key, x->Key()) == 0;
 }
 
 }  // namespace shale

@@ -17,8 +17,9 @@ struct U64Cmp {
   int operator()(const char* a, const char* b) const { return std::memcmp(a, b, 8); }
 };
 
-const char* MakeKey(ConcurrentArena* arena, uint64_t v) {
-  char* p = arena->Allocate(8);
+template <typename List>
+const char* MakeKey(List* list, uint64_t v) {
+  char* p = list->AllocateKey(8);
   uint64_t be = __builtin_bswap64(v);
   std::memcpy(p, &be, 8);
   return p;
@@ -30,7 +31,7 @@ void BM_SkipListInsert(benchmark::State& state) {
   auto list = std::make_unique<SkipList<U64Cmp>>(U64Cmp(), arena.get());
   uint64_t n = 0;
   for (auto _ : state) {
-    list->Insert(MakeKey(arena.get(), (rnd.Next64() << 20) | (n++ & 0xfffff)));
+    list->Insert(MakeKey(list.get(), (rnd.Next64() << 20) | (n++ & 0xfffff)));
     if (n % (1 << 20) == 0) {
       state.PauseTiming();
       list.reset();
@@ -47,7 +48,7 @@ void BM_SkipListLookup(benchmark::State& state) {
   const uint64_t entries = static_cast<uint64_t>(state.range(0));
   ConcurrentArena arena;
   SkipList<U64Cmp> list(U64Cmp(), &arena);
-  for (uint64_t i = 0; i < entries; i++) list.Insert(MakeKey(&arena, i * 2));
+  for (uint64_t i = 0; i < entries; i++) list.Insert(MakeKey(&list, i * 2));
   Random rnd(7);
   char probe[8];
   uint64_t found = 0;
@@ -76,7 +77,7 @@ void BM_SkipListConcurrentInsert(benchmark::State& state) {
   uint64_t n = 0;
   for (auto _ : state) {
     uint64_t unique = (uint64_t(state.thread_index()) << 20) | (n++ & 0xfffff);
-    g_list->Insert(MakeKey(g_arena.get(), (rnd.Next64() << 24) | unique));
+    g_list->Insert(MakeKey(g_list.get(), (rnd.Next64() << 24) | unique));
   }
   state.SetItemsProcessed(state.iterations());
   if (state.thread_index() == 0) {

@@ -32,6 +32,17 @@ uint64_t KeyOf(const char* p) {
   for (int i = 0; i < 8; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
   return v;
 }
+// Writes v as a key into the list's own node and links it.
+void InsertKey(U64List* list, uint64_t v) {
+  char* p = list->AllocateKey(8);
+  for (int i = 7; i >= 0; i--) {
+    p[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  list->Insert(p);
+}
+
+// A probe key (not in any list).
 const char* MakeKey(ConcurrentArena* arena, uint64_t v) {
   char* p = arena->Allocate(8);
   for (int i = 7; i >= 0; i--) {
@@ -48,7 +59,7 @@ TEST(SkipListTest, MatchesOrderedSet) {
   Random rnd(301);
   for (int i = 0; i < 5000; i++) {
     const uint64_t v = rnd.Uniform(20000);
-    if (model.insert(v).second) list.Insert(MakeKey(&arena, v));
+    if (model.insert(v).second) InsertKey(&list, v);
   }
   for (uint64_t v = 0; v < 20000; v += 7) {
     ConcurrentArena tmp;
@@ -121,7 +132,7 @@ TEST(ConcurrentSkipListTest, InsertersAndReaders) {
       // counts the prefix of its sequence that is complete.
       for (uint64_t i = 0; i < kPerWriter; i++) {
         const uint64_t v = ((i * 7919) % kPerWriter) * kWriters + w;
-        list.Insert(MakeKey(&arena, v));
+        InsertKey(&list, v);
         done[w].store(i + 1, std::memory_order_release);
       }
     });

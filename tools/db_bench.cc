@@ -75,6 +75,7 @@ DEFINE_uint64(target_file_size_base, 64ull << 20, "Compaction output file size i
 DEFINE_uint64(max_bytes_for_level_base, 256ull << 20, "Target size of L1 in bytes");
 DEFINE_double(max_bytes_for_level_multiplier, 10, "Size ratio between adjacent levels");
 DEFINE_bool(disable_auto_compactions, false, "Do not schedule compactions automatically");
+DEFINE_bool(avoid_flush_during_recovery, false, "Keep recovered WAL data in the memtable");
 DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
 DEFINE_string(merge_operator, "", "Merge operator by name (StringAppendOperator, uint64add)");
 DEFINE_int32(duration, 0, "Seconds a benchmark may run (0: until its operations are done)");
@@ -103,12 +104,12 @@ void CheckFlagRanges() {
   if (FLAGS_threads < 1 || FLAGS_threads > 1024) fail("-threads must be in [1, 1024]");
   if (FLAGS_batch_size < 1) fail("-batch_size must be >= 1");
   if (FLAGS_duration < 0) fail("-duration must be >= 0");
+  if (!FLAGS_merge_operator.empty() &&
+      shale::MergeOperators::CreateFromName(FLAGS_merge_operator) == nullptr) {
+    fail("-merge_operator must be StringAppendOperator or uint64add");
+  }
   if (FLAGS_compression_type != "none" && FLAGS_compression_type != "zstd") {
     fail("-compression_type must be none or zstd");
-  }
-  if (!FLAGS_merge_operator.empty() &&
-      MergeOperators::CreateFromName(FLAGS_merge_operator) == nullptr) {
-    fail("-merge_operator names no known operator");
   }
 }
 
@@ -213,7 +214,9 @@ class Benchmark {
     kFillSeq,
     kFillRandom,
     kOverwrite,
+    kMergeRandom,
     kReadRandom,
+    kReadRandomOperands,
     kMultiReadRandom,
     kReadSeq,
     kReadReverse
@@ -275,6 +278,7 @@ class Benchmark {
     o.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
     o.max_bytes_for_level_multiplier = FLAGS_max_bytes_for_level_multiplier;
     o.disable_auto_compactions = FLAGS_disable_auto_compactions;
+    o.avoid_flush_during_recovery = FLAGS_avoid_flush_during_recovery;
     // One block cache for the whole run, as RocksDB's db_bench does.
     if (!block_cache_) block_cache_ = NewLRUCache(static_cast<size_t>(FLAGS_cache_size));
     o.block_cache = block_cache_;
@@ -329,6 +333,16 @@ class Benchmark {
       sync = true;
     } else if (name == "overwrite") {
       op = Op::kOverwrite;
+    } else if (name == "mergerandom") {
+      op = Op::kMergeRandom;
+      if (!FLAGS_merge_operator.empty() && !db_ && !FLAGS_use_existing_db) fresh = true;
+      if (FLAGS_merge_operator.empty()) {
+        std::fprintf(stderr, "db_bench: mergerandom needs -merge_operator\n");
+        return 2;
+      }
+    } else if (name == "readrandomoperands") {
+      op = Op::kReadRandomOperands;
+      is_read = true;
     } else if (name == "readrandom") {
       op = Op::kReadRandom;
       is_read = true;
@@ -455,9 +469,13 @@ class Benchmark {
     const bool track = FLAGS_histogram;
     const double deadline = FLAGS_duration > 0 ? NowSeconds() + FLAGS_duration : 0;
     const uint64_t num = static_cast<uint64_t>(FLAGS_num);
-    const bool is_write = op == Op::kFillSeq || op == Op::kFillRandom || op == Op::kOverwrite;
+    const bool is_write = op == Op::kFillSeq || op == Op::kFillRandom ||
+                          op == Op::kOverwrite || op == Op::kMergeRandom;
     const int64_t limit_flag = is_write ? FLAGS_writes : FLAGS_reads;
-    const uint64_t limit = limit_flag >= 0 ? static_cast<uint64_t>(limit_flag) : num;
+    // With -duration, time alone ends the benchmark (as in RocksDB's db_bench).
+    const uint64_t limit = FLAGS_duration > 0  ? UINT64_MAX
+                           : limit_flag >= 0 ? static_cast<uint64_t>(limit_flag)
+                                             : num;
     // Each benchmark and thread draws its own key sequence (a read must not replay the keys
     // the fill wrote), yet all of it follows from -seed.
     Random rnd(seed_ + 1000003 * benchmark_index_ + 1000 * static_cast<uint64_t>(thread) + 1);
@@ -479,7 +497,7 @@ class Benchmark {
           uint64_t k = op == Op::kFillSeq ? i + j : (num == 0 ? 0 : rnd.Uniform(num));
           keys_.Make(k, &key);
           Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
-          Status s = batch.Put(key, v);
+          Status s = op == Op::kMergeRandom ? batch.Merge(key, v) : batch.Put(key, v);
           if (!s.ok()) Die("put", s);
           st->bytes += key.size() + v.size();
         }
@@ -504,6 +522,37 @@ class Benchmark {
         } else if (!s.IsNotFound()) {
           Die("get", s);
         }
+        st->FinishedOps(1, t0, track);
+        ReportProgress(st, thread);
+      }
+      return;
+    }
+
+    if (op == Op::kReadRandomOperands) {
+      // GetMergeOperands on random keys; the operand array grows to the largest count seen
+      // (one retry after Incomplete), as RocksDB's db_bench does.
+      std::vector<PinnableSlice> operands(1);
+      GetMergeOperandsOptions gmo;
+      ReadOptions ro;
+      for (uint64_t i = 0; i < limit && !expired(); i++) {
+        const double t0 = track ? NowSeconds() : 0;
+        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+        gmo.expected_max_number_of_operands = static_cast<int>(operands.size());
+        int n = 0;
+        Status s = db_->GetMergeOperands(ro, key, operands.data(), &gmo, &n);
+        if (s.IsIncomplete()) {
+          operands.resize(static_cast<size_t>(n));
+          gmo.expected_max_number_of_operands = n;
+          s = db_->GetMergeOperands(ro, key, operands.data(), &gmo, &n);
+        }
+        if (s.ok()) {
+          st->found++;
+          st->bytes += key.size();
+          for (int j = 0; j < n; j++) st->bytes += operands[static_cast<size_t>(j)].size();
+        } else if (!s.IsNotFound()) {
+          Die("get merge operands", s);
+        }
+        for (int j = 0; j < n && s.ok(); j++) operands[static_cast<size_t>(j)].Reset();
         st->FinishedOps(1, t0, track);
         ReportProgress(st, thread);
       }

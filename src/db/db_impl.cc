@@ -300,8 +300,7 @@ namespace {
 // What keeps a GetMergeOperands result alive: the pins (memtables, cached blocks) and copies
 // of every operand, shared by the returned slices and released with the last of them.
 struct OperandBundle {
-  explicit OperandBundle(CollectedOperands c, size_t n)
-      : refs(n), pins(std::move(c.pins)), copies(std::move(c.copies)) {}
+  explicit OperandBundle(size_t n) : refs(n) {}
   std::atomic<size_t> refs;
   Cleanable pins;
   std::deque<std::string> copies;
@@ -337,7 +336,9 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
 
   std::shared_ptr<SuperVersion> sv = GetSuperVersion();
   LookupKey lkey(key, seq);
-  GetContext ctx(stats_, key, &opts->continue_cb);
+  // Operand pointers are gathered in a per-thread buffer: no allocation per call.
+  thread_local std::vector<Slice> buffer;
+  GetContext ctx(stats_, key, &opts->continue_cb, &buffer);
   sv->mem->Get(lkey, &ctx);
   for (size_t i = 0; i < sv->imm.size() && !ctx.resolved(); i++) sv->imm[i]->Get(lkey, &ctx);
   if (!ctx.resolved()) s = sv->current->Get(options, lkey, &ctx);
@@ -346,16 +347,16 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   if (ctx.state() == GetContext::State::kCorrupt) return ctx.status();
   if (ctx.state() != GetContext::State::kFound) return Status::NotFound();
 
-  CollectedOperands collected = ctx.TakeOperands();
-  const size_t n = collected.operands.size();
+  const std::vector<Slice>& newest_first = ctx.operands();
+  const size_t n = newest_first.size();
   *number_of_operands = static_cast<int>(n);
   if (n > static_cast<size_t>(opts->expected_max_number_of_operands)) {
     return Status::Incomplete(
         fmt::format("{} merge operands, room for {}", n, opts->expected_max_number_of_operands));
   }
   // Oldest first. Each slice holds one reference on the shared bundle.
-  std::vector<Slice> newest_first = std::move(collected.operands);
-  auto* bundle = new OperandBundle(std::move(collected), n);
+  auto* bundle = new OperandBundle(n);
+  ctx.TakePins(&bundle->pins, &bundle->copies);
   for (size_t i = 0; i < n; i++) {
     operands[i].PinSlice(newest_first[n - 1 - i], &ReleaseOperandBundle, bundle, nullptr);
   }

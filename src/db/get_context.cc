@@ -15,13 +15,17 @@ GetContext::GetContext(const MergeOperator* merge_operator, Statistics* stats,
       value_(value) {}
 
 GetContext::GetContext(Statistics* stats, const Slice& user_key,
-                       const std::function<bool(Slice)>* continue_cb)
+                       const std::function<bool(Slice)>* continue_cb,
+                       std::vector<Slice>* buffer)
     : merge_operator_(nullptr),
       stats_(stats),
       user_key_(user_key),
       value_(nullptr),
       collect_(true),
-      continue_cb_(continue_cb != nullptr && *continue_cb ? continue_cb : nullptr) {}
+      continue_cb_(continue_cb != nullptr && *continue_cb ? continue_cb : nullptr),
+      operands_(buffer) {
+  operands_->clear();
+}
 
 void GetContext::AddOperand(const Slice& operand, const Pinner& pinner) {
   if (pinner.fn != nullptr) {
@@ -29,22 +33,18 @@ void GetContext::AddOperand(const Slice& operand, const Pinner& pinner) {
       pinner.fn(pinner.arg, &operand_pins_);
       last_pinned_source_ = pinner.source;
     }
-    operands_.push_back(operand);
+    operands_->push_back(operand);
   } else {
     operand_copies_.emplace_back(operand.data(), operand.size());
-    operands_.emplace_back(operand_copies_.back());
+    operands_->emplace_back(operand_copies_.back());
   }
 }
 
-CollectedOperands GetContext::TakeOperands() {
-  CollectedOperands out;
-  out.operands = std::move(operands_);
-  operand_pins_.DelegateCleanupsTo(&out.pins);
-  out.copies = std::move(operand_copies_);
-  operands_.clear();
+void GetContext::TakePins(Cleanable* pins, std::deque<std::string>* copies) {
+  operand_pins_.DelegateCleanupsTo(pins);
+  *copies = std::move(operand_copies_);
   operand_copies_.clear();
   last_pinned_source_ = nullptr;
-  return out;
 }
 
 bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
@@ -56,7 +56,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
         state_ = State::kFound;
         return false;
       case kTypeDeletion:
-        state_ = operands_.empty() ? State::kDeleted : State::kFound;
+        state_ = operands_->empty() ? State::kDeleted : State::kFound;
         return false;
       case kTypeMerge:
         AddOperand(value, pinner);
@@ -119,10 +119,10 @@ void GetContext::Finish() {
 }
 
 void GetContext::ResolveMerge(const Slice* base) {
-  std::reverse(operands_.begin(), operands_.end());  // oldest first for the operator
+  std::reverse(operands_->begin(), operands_->end());  // oldest first for the operator
   merge_status_ =
-      FullMerge(merge_operator_, user_key_, base, operands_, value_->GetSelf(), stats_);
-  operands_.clear();
+      FullMerge(merge_operator_, user_key_, base, *operands_, value_->GetSelf(), stats_);
+  operands_->clear();
   operand_pins_.Reset();
   operand_copies_.clear();
   last_pinned_source_ = nullptr;

@@ -35,13 +35,6 @@ struct Pinner {
   const void* source = nullptr;
 };
 
-// Merge operands (newest first) and what keeps their bytes alive.
-struct CollectedOperands {
-  std::vector<Slice> operands;
-  Cleanable pins;
-  std::deque<std::string> copies;
-};
-
 class GetContext {
  public:
   enum class State { kNotFound, kFound, kDeleted, kMerge, kCorrupt };
@@ -49,9 +42,10 @@ class GetContext {
   // value receives the answer; it must be Reset() by the caller beforehand.
   GetContext(const MergeOperator* merge_operator, Statistics* stats, const Slice& user_key,
              PinnableSlice* value);
-  // Operand mode. continue_cb (may be empty) sees each operand, newest first.
+  // Operand mode. continue_cb (may be empty) sees each operand, newest first. Operands are
+  // collected into *buffer (cleared first), which the caller may reuse across lookups.
   GetContext(Statistics* stats, const Slice& user_key,
-             const std::function<bool(Slice)>* continue_cb);
+             const std::function<bool(Slice)>* continue_cb, std::vector<Slice>* buffer);
   GetContext(const GetContext&) = delete;
   GetContext& operator=(const GetContext&) = delete;
 
@@ -62,8 +56,10 @@ class GetContext {
   void Finish();
 
   State state() const { return state_; }
-  // Operand mode: the operands collected so far (newest first) with their pins and copies.
-  CollectedOperands TakeOperands();
+  // Operand mode: the operands collected (newest first, in the caller's buffer) and what keeps
+  // them alive, which the caller takes over.
+  const std::vector<Slice>& operands() const { return *operands_; }
+  void TakePins(Cleanable* pins, std::deque<std::string>* copies);
   // The answer is known: a value, a deletion, or a failure (no older entry can change it).
   bool resolved() const {
     return state_ == State::kFound || state_ == State::kDeleted || state_ == State::kCorrupt;
@@ -87,7 +83,8 @@ class GetContext {
   State state_ = State::kNotFound;
   Status merge_status_;
   // Operands newest first; their bytes are kept alive by operand_pins_ or operand_copies_.
-  std::vector<Slice> operands_;
+  std::vector<Slice> own_operands_;
+  std::vector<Slice>* operands_ = &own_operands_;
   Cleanable operand_pins_;
   std::deque<std::string> operand_copies_;
 };
