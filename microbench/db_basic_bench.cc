@@ -5,23 +5,14 @@
 #include <memory>
 #include <string>
 
+#include "microbench/bench_util.h"
 #include "shale/db.h"
 #include "src/util/random.h"
 
 namespace shale {
 namespace {
 
-std::string BenchDir(const char* name) {
-  auto dir = std::filesystem::temp_directory_path() / (std::string("shale_bench_") + name);
-  std::filesystem::remove_all(dir);
-  return dir.string();
-}
-
-std::string KeyOf(uint64_t i) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llu", static_cast<unsigned long long>(i));
-  return buf;
-}
+using bench::KeyOf;
 
 std::unique_ptr<DB> OpenFresh(const std::string& dir) {
   Options options;
@@ -32,7 +23,7 @@ std::unique_ptr<DB> OpenFresh(const std::string& dir) {
 }
 
 void BM_DBPut(benchmark::State& state) {
-  std::string dir = BenchDir("put");
+  std::string dir = bench::FreshDir("put");
   auto db = OpenFresh(dir);
   if (!db) {
     state.SkipWithError("open failed");
@@ -53,7 +44,7 @@ BENCHMARK(BM_DBPut);
 void BM_DBGetMemtable(benchmark::State& state) {
   const bool hit = state.range(0) != 0;
   const uint64_t entries = 100000;
-  std::string dir = BenchDir("get");
+  std::string dir = bench::FreshDir("get");
   auto db = OpenFresh(dir);
   if (!db) {
     state.SkipWithError("open failed");

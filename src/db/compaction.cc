@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+
 #include "src/db/merge_helper.h"
 
 namespace shale {
@@ -168,6 +170,15 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
     if (below < 0) below = nothing_below() ? 1 : 0;
     return below == 1;
   };
+  // A merge result replacing a run of operands.
+  auto emit = [&](ValueType type, SequenceNumber seq, std::string value) {
+    KeyEntry r;
+    r.sequence = seq;
+    r.type = type;
+    AppendInternalKey(&r.internal_key, user_key, seq, type);
+    r.value = std::move(value);
+    out->push_back(std::move(r));
+  };
   size_t i = 0;
   while (i < n) {
     const SequenceNumber stripe = StripeOf(e[i].sequence, snapshots);
@@ -186,19 +197,26 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
       const bool base_here = k < end;
       const bool nothing_older = k == n && none_below();
       bool merged = false;
-      if (merge_operator != nullptr && (base_here || nothing_older)) {
+      const bool full = base_here || nothing_older;
+      if (merge_operator != nullptr && full) {
         std::vector<Slice> operands;  // oldest first
         for (size_t j = k; j-- > i;) operands.emplace_back(e[j].value);
         const Slice base_value = base_here && e[k].type == kTypeValue ? Slice(e[k].value) : Slice();
         const Slice* base = base_here && e[k].type == kTypeValue ? &base_value : nullptr;
         std::string result;
         if (FullMerge(merge_operator, user_key, base, operands, &result, stats).ok()) {
-          KeyEntry v;
-          v.sequence = e[i].sequence;
-          v.type = kTypeValue;
-          AppendInternalKey(&v.internal_key, user_key, v.sequence, kTypeValue);
-          v.value = std::move(result);
-          out->push_back(std::move(v));
+          emit(kTypeValue, e[i].sequence, std::move(result));
+          merged = true;
+        }
+      }
+      if (!merged && merge_operator != nullptr && !full && k - i >= 2) {
+        // Older entries of the key may live below: the operands can only be combined with
+        // each other, into one operand that takes the newest one's place.
+        std::deque<Slice> operands;  // oldest first
+        for (size_t j = k; j-- > i;) operands.emplace_back(e[j].value);
+        std::string result;
+        if (merge_operator->PartialMergeMulti(user_key, operands, &result)) {
+          emit(kTypeMerge, e[i].sequence, std::move(result));
           merged = true;
         }
       }

@@ -86,6 +86,9 @@ struct KeyEntry {
 //     onto nothing when they are the key's oldest entries and no deeper level holds the key
 //     (with merge_operator set; a failing merge leaves the operands as they are, so reads
 //     report it);
+//   - operands that cannot be fully merged (older entries of the key may lie below) are
+//     combined into one with PartialMergeMulti when the operator can, keeping the newest
+//     operand's sequence;
 //   - a deletion in the oldest stripe is dropped when no deeper level holds the key.
 // nothing_below() answers "no level below the output holds this key" (asked only when needed).
 void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,

@@ -1,0 +1,140 @@
+// What compaction keeps of one user key's entries (CompactKeyEntries): snapshot stripes,
+// hidden versions, tombstones at the bottom, full merges onto a base, a deletion or nothing,
+// and partial merges when older entries may lie below.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "shale/merge_operator.h"
+#include "src/db/compaction.h"
+#include "src/db/dbformat.h"
+
+namespace shale {
+namespace {
+
+KeyEntry Entry(SequenceNumber seq, ValueType type, const std::string& value = "") {
+  KeyEntry e;
+  e.sequence = seq;
+  e.type = type;
+  AppendInternalKey(&e.internal_key, "k", seq, type);
+  e.value = value;
+  return e;
+}
+
+// "seq:T:value" per surviving entry, newest first (T: V value, D deletion, M merge).
+std::string Compact(std::vector<KeyEntry> entries, const std::vector<SequenceNumber>& snapshots,
+                    bool nothing_below, const MergeOperator* op) {
+  std::vector<KeyEntry> out;
+  CompactKeyEntries("k", &entries, snapshots, [&] { return nothing_below; }, op, nullptr, &out);
+  std::string s;
+  for (const KeyEntry& e : out) {
+    const char t = e.type == kTypeValue ? 'V' : e.type == kTypeDeletion ? 'D' : 'M';
+    if (!s.empty()) s += ' ';
+    s += std::to_string(e.sequence) + ":" + t + ":" + e.value;
+    std::string expected_key;
+    AppendInternalKey(&expected_key, "k", e.sequence, e.type);
+    EXPECT_EQ(e.internal_key, expected_key);
+  }
+  return s;
+}
+
+// Joins like StringAppend but has no PartialMerge.
+class FullOnlyOperator final : public MergeOperator {
+ public:
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    if (in.existing_value != nullptr) out->new_value.assign(in.existing_value->ToString());
+    for (const Slice& s : in.operand_list) {
+      if (s == Slice("bad")) return false;
+      if (!out->new_value.empty()) out->new_value += '+';
+      out->new_value.append(s.data(), s.size());
+    }
+    return true;
+  }
+  const char* Name() const override { return "FullOnly"; }
+};
+
+TEST(CompactKeyEntriesTest, NewestValueHidesOlderOnesWithoutSnapshots) {
+  EXPECT_EQ(Compact({Entry(9, kTypeValue, "c"), Entry(5, kTypeValue, "b"),
+                     Entry(2, kTypeDeletion)},
+                    {}, false, nullptr),
+            "9:V:c");
+}
+
+TEST(CompactKeyEntriesTest, SnapshotsKeepOneVersionPerStripe) {
+  // Snapshots 3 and 6 see versions 2 and 5; 9 is the latest.
+  EXPECT_EQ(Compact({Entry(9, kTypeValue, "c"), Entry(8, kTypeValue, "x"),
+                     Entry(5, kTypeValue, "b"), Entry(4, kTypeValue, "y"),
+                     Entry(2, kTypeValue, "a"), Entry(1, kTypeValue, "z")},
+                    {3, 6}, false, nullptr),
+            "9:V:c 5:V:b 2:V:a");
+}
+
+TEST(CompactKeyEntriesTest, TombstoneDroppedOnlyAtTheBottomOfTheOldestStripe) {
+  EXPECT_EQ(Compact({Entry(9, kTypeDeletion), Entry(5, kTypeValue, "b")}, {}, true, nullptr), "");
+  EXPECT_EQ(Compact({Entry(9, kTypeDeletion), Entry(5, kTypeValue, "b")}, {}, false, nullptr),
+            "9:D:");
+  // A snapshot at 6 still sees b: the tombstone is in the newest stripe, b in the oldest.
+  EXPECT_EQ(Compact({Entry(9, kTypeDeletion), Entry(5, kTypeValue, "b")}, {6}, true, nullptr),
+            "9:D: 5:V:b");
+}
+
+TEST(CompactKeyEntriesTest, OperandsFullyMergeOntoBaseDeletionOrNothing) {
+  auto op = MergeOperators::CreateStringAppendOperator(',');
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"),
+                     Entry(5, kTypeValue, "a")},
+                    {}, false, op.get()),
+            "9:V:a,b,c");
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"), Entry(5, kTypeDeletion),
+                     Entry(4, kTypeValue, "old")},
+                    {}, false, op.get()),
+            "9:V:b,c");
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b")}, {}, true, op.get()),
+            "9:V:b,c");
+}
+
+TEST(CompactKeyEntriesTest, OperandsPartiallyMergeWhenOlderEntriesMayLieBelow) {
+  auto op = MergeOperators::CreateStringAppendOperator(',');
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"),
+                     Entry(7, kTypeMerge, "a")},
+                    {}, false, op.get()),
+            "9:M:a,b,c");
+  // One operand alone stays as it is.
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c")}, {}, false, op.get()), "9:M:c");
+  // Per stripe: a snapshot at 8 separates {9} from {8, 7}.
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"),
+                     Entry(7, kTypeMerge, "a")},
+                    {8}, false, op.get()),
+            "9:M:c 8:M:a,b");
+  // The uint64 operator adds operands; an operand of the wrong size refuses the partial merge.
+  auto add = MergeOperators::CreateUInt64AddOperator();
+  std::string one(8, '\0'), two(8, '\0');
+  one[0] = 1;
+  two[0] = 2;
+  std::vector<KeyEntry> in = {Entry(9, kTypeMerge, one), Entry(8, kTypeMerge, two)};
+  std::vector<KeyEntry> out;
+  CompactKeyEntries("k", &in, {}, [] { return false; }, add.get(), nullptr, &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].type, kTypeMerge);
+  EXPECT_EQ(out[0].value[0], 3);
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, one), Entry(8, kTypeMerge, "short")}, {}, false,
+                    add.get()),
+            "9:M:" + one + " 8:M:short");
+}
+
+TEST(CompactKeyEntriesTest, OperatorsWithoutPartialMergeOrFailingMergesKeepOperands) {
+  FullOnlyOperator op;
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b")}, {}, false, &op),
+            "9:M:c 8:M:b");
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b")}, {}, true, &op),
+            "9:V:b+c");
+  // A failing full merge leaves operands and base for reads to report.
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "bad"), Entry(5, kTypeValue, "a")}, {}, false, &op),
+            "9:M:bad 5:V:a");
+  // Without an operator nothing is merged.
+  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b")}, {}, true, nullptr),
+            "9:M:c 8:M:b");
+}
+
+}  // namespace
+}  // namespace shale
