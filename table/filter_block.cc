@@ -97,6 +97,12 @@ bool FilterBlockReader::KeyMayMatch(const Slice& user_key) const {
   return HashMayMatch(Hash64(user_key));
 }
 
+void FilterBlockReader::PrefetchHash(uint64_t hash) const {
+  if (valid_ && num_lines_ > 0) {
+    __builtin_prefetch(lines_ + static_cast<size_t>(LineOf(hash, num_lines_)) * kFilterLineBytes);
+  }
+}
+
 bool FilterBlockReader::HashMayMatch(uint64_t hash) const {
   if (!valid_) return true;
   if (num_lines_ == 0) return false;  // a filter over no keys

@@ -57,6 +57,9 @@ class FilterBlockReader {
 
   bool KeyMayMatch(const Slice& user_key) const;
   bool HashMayMatch(uint64_t hash) const;
+  // Starts loading the cache line HashMayMatch(hash) will probe (batched lookups hash every
+  // key and prefetch its line before probing any).
+  void PrefetchHash(uint64_t hash) const;
   // False when the block was not understood (every probe then says "may match").
   bool valid() const { return valid_; }
   int num_probes() const { return num_probes_; }

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -114,8 +115,9 @@ Status DecodeBlock(const Slice& raw, const std::string& file_name, uint64_t offs
   return corrupt("unknown compression type");
 }
 
-Status ReadBlock(const RandomAccessFile* file, uint64_t file_size, const std::string& file_name,
-                 const BlockHandle& handle, bool verify_checksum, BlockContents* contents) {
+Status BlockReadRequest::Prepare(const RandomAccessFile* file, uint64_t file_size,
+                                 const std::string& file_name, const BlockHandle& handle) {
+  handle_ = handle;
   if (handle.offset() > file_size || handle.size() > file_size - handle.offset() ||
       file_size - handle.offset() - handle.size() < kBlockTrailerSize) {
     return Status::Corruption(fmt::format("{}: block handle (offset {}, size {}) past the end "
@@ -123,48 +125,87 @@ Status ReadBlock(const RandomAccessFile* file, uint64_t file_size, const std::st
                                           file_name, handle.offset(), handle.size(), file_size));
   }
   const size_t n = static_cast<size_t>(handle.size()) + kBlockTrailerSize;
-  auto buf = std::make_unique_for_overwrite<char[]>(n);
-  Slice got;
-  Status s;
+  request_ = ReadRequest{};
   const size_t align = file->GetRequiredBufferAlignment();
   if (align > 1) {
-    // Direct IO: read the aligned range around the block into an aligned buffer.
+    // Direct IO: the aligned range around the block, into an aligned buffer.
     const uint64_t start = handle.offset() / align * align;
     const uint64_t end = (handle.offset() + n + align - 1) / align * align;
     const size_t len = static_cast<size_t>(end - start);
-    std::unique_ptr<char, decltype(&std::free)> aligned(
-        static_cast<char*>(std::aligned_alloc(align, len)), &std::free);
-    if (aligned == nullptr) return Status::IOError("out of memory reading a block");
-    s = file->Read(start, len, &got, aligned.get());
-    const size_t skip = static_cast<size_t>(handle.offset() - start);
-    if (s.ok() && got.size() >= skip + n) {
-      std::memcpy(buf.get(), got.data() + skip, n);
-      got = Slice(buf.get(), n);
-    } else if (s.ok()) {
-      got = Slice(buf.get(), 0);
-    }
+    aligned_.reset(static_cast<char*>(std::aligned_alloc(align, len)));
+    if (aligned_ == nullptr) return Status::IOError("out of memory reading a block");
+    request_.offset = start;
+    request_.len = len;
+    request_.scratch = aligned_.get();
+    skip_ = static_cast<size_t>(handle.offset() - start);
   } else {
-    s = file->Read(handle.offset(), n, &got, buf.get());
+    buffer_ = std::make_unique_for_overwrite<char[]>(n);
+    request_.offset = handle.offset();
+    request_.len = n;
+    request_.scratch = buffer_.get();
+    skip_ = 0;
   }
+  return Status::OK();
+}
+
+Status BlockReadRequest::Finish(const std::string& file_name, bool verify_checksum,
+                                BlockContents* contents) {
+  const Status& s = request_.status;
   if (!s.ok()) {
-    return Status::IOError(fmt::format("{}: reading block at offset {}", file_name, handle.offset()),
-                           s.ToString());
+    return Status::IOError(
+        fmt::format("{}: reading block at offset {}", file_name, handle_.offset()), s.ToString());
   }
-  if (got.size() != n) {
+  const size_t n = static_cast<size_t>(handle_.size()) + kBlockTrailerSize;
+  const Slice got = request_.result;
+  if (got.size() < skip_ + n) {
     return Status::Corruption(fmt::format("{}: block at offset {} truncated (read {} of {} bytes)",
-                                          file_name, handle.offset(), got.size(), n));
+                                          file_name, handle_.offset(),
+                                          got.size() > skip_ ? got.size() - skip_ : 0, n));
   }
-  s = DecodeBlock(got, file_name, handle.offset(), verify_checksum, contents);
-  if (s.ok() && contents->owned == nullptr) {
-    if (got.data() != buf.get()) {
-      // The file returned its own memory (e.g. mmap): copy so the contents own their bytes.
-      std::memcpy(buf.get(), got.data(), n);
+  const Slice raw(got.data() + skip_, n);
+  Status d = DecodeBlock(raw, file_name, handle_.offset(), verify_checksum, contents);
+  if (d.ok() && contents->owned == nullptr) {
+    // The block is used in place: give the contents memory of their own (the file may have
+    // returned its own memory, and direct-IO buffers are freed differently).
+    if (buffer_ == nullptr || raw.data() != buffer_.get()) {
+      auto own = std::make_unique_for_overwrite<char[]>(n);
+      std::memcpy(own.get(), raw.data(), n);
+      buffer_ = std::move(own);
     }
-    contents->data = Slice(buf.get(), n - kBlockTrailerSize);
-    contents->owned = std::move(buf);
+    contents->data = Slice(buffer_.get(), n - kBlockTrailerSize);
+    contents->owned = std::move(buffer_);
     contents->owned_size = n;
   }
-  return s;
+  return d;
+}
+
+Status ReadRange(const RandomAccessFile* file, uint64_t offset, size_t n, Slice* result,
+                 char* scratch) {
+  const size_t align = file->GetRequiredBufferAlignment();
+  if (align <= 1) return file->Read(offset, n, result, scratch);
+  const uint64_t start = offset / align * align;
+  const size_t len = static_cast<size_t>((offset + n + align - 1) / align * align - start);
+  std::unique_ptr<char, void (*)(void*)> aligned(static_cast<char*>(std::aligned_alloc(align, len)),
+                                                 &std::free);
+  if (aligned == nullptr) return Status::IOError("out of memory reading a file");
+  Slice got;
+  Status s = file->Read(start, len, &got, aligned.get());
+  if (!s.ok()) return s;
+  const size_t skip = static_cast<size_t>(offset - start);
+  const size_t have = got.size() > skip ? std::min(n, got.size() - skip) : 0;
+  if (have > 0) std::memcpy(scratch, got.data() + skip, have);
+  *result = Slice(scratch, have);
+  return Status::OK();
+}
+
+Status ReadBlock(const RandomAccessFile* file, uint64_t file_size, const std::string& file_name,
+                 const BlockHandle& handle, bool verify_checksum, BlockContents* contents) {
+  BlockReadRequest read;
+  Status s = read.Prepare(file, file_size, file_name, handle);
+  if (!s.ok()) return s;
+  ReadRequest* r = read.request();
+  r->status = file->Read(r->offset, r->len, &r->result, r->scratch);
+  return read.Finish(file_name, verify_checksum, contents);
 }
 
 }  // namespace shale

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -73,6 +74,35 @@ void AppendBlockTrailer(std::string* dst, const Slice& contents, CompressionType
 
 // Compresses raw into *out when zstd saves at least 1/8 of it; returns the type stored.
 CompressionType CompressBlock(const Slice& raw, CompressionType wanted, std::string* out);
+
+// One block read in two steps, so the bytes may come from a synchronous read or from an
+// AsyncReader: Prepare checks the handle and sets up request() (an aligned range and buffer
+// for direct IO), the caller reads it, Finish checks what arrived and decodes it.
+// Ownership: owns the read buffer. Thread safety: one thread.
+class BlockReadRequest {
+ public:
+  // file only tells the alignment; file_size and file_name give clear errors.
+  [[nodiscard]] Status Prepare(const RandomAccessFile* file, uint64_t file_size,
+                               const std::string& file_name, const BlockHandle& handle);
+  ReadRequest* request() { return &request_; }
+  const BlockHandle& handle() const { return handle_; }
+  // After request()'s read completed: IOError for a failed read, Corruption for a short one
+  // or a bad trailer; else *contents holds the (decompressed) block.
+  [[nodiscard]] Status Finish(const std::string& file_name, bool verify_checksum,
+                              BlockContents* contents);
+
+ private:
+  BlockHandle handle_;
+  ReadRequest request_;
+  size_t skip_ = 0;  // bytes before the block in an aligned read
+  std::unique_ptr<char[]> buffer_;
+  std::unique_ptr<char, void (*)(void*)> aligned_{nullptr, &std::free};
+};
+
+// Reads n bytes at offset into scratch (which must have room for n), honouring the file's
+// alignment rules for direct IO. *result may be shorter only at end of file.
+[[nodiscard]] Status ReadRange(const RandomAccessFile* file, uint64_t offset, size_t n,
+                               Slice* result, char* scratch);
 
 // Reads the block at handle from file (of file_size bytes, for a clear error when the handle
 // points past the end), verifies its trailer when verify_checksum, and decompresses it.

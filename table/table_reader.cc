@@ -8,6 +8,7 @@
 #include "src/util/clock.h"
 
 #include "src/util/coding.h"
+#include "src/util/hash.h"
 
 namespace shale {
 namespace {
@@ -204,8 +205,8 @@ Status TableReader::ReadMetaBlocks() {
   }
   char footer_space[Footer::kEncodedLength];
   Slice footer_input;
-  Status s = file_->Read(file_size_ - Footer::kEncodedLength, Footer::kEncodedLength,
-                         &footer_input, footer_space);
+  Status s = ReadRange(file_.get(), file_size_ - Footer::kEncodedLength, Footer::kEncodedLength,
+                       &footer_input, footer_space);
   if (!s.ok()) return Status::IOError(name + ": reading the footer", s.ToString());
   if (footer_input.size() != Footer::kEncodedLength) {
     return Status::Corruption(name + ": footer truncated");
@@ -280,25 +281,58 @@ bool TableReader::KeyMayMatch(const Slice& user_key) const {
   return filter_ == nullptr || filter_->KeyMayMatch(user_key);
 }
 
+bool TableReader::LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) const {
+  Cache* cache = options_.block_cache.get();
+  if (cache == nullptr) return false;
+  char key[kCacheKeySize];
+  CacheKey(handle, key);
+  Cache::Handle* h = cache->Lookup(Slice(key, sizeof(key)));
+  if (h == nullptr) {
+    RecordTick(options_.statistics, BLOCK_CACHE_MISS);
+    RecordTick(options_.statistics, BLOCK_CACHE_DATA_MISS);
+    return false;
+  }
+  RecordTick(options_.statistics, BLOCK_CACHE_HIT);
+  RecordTick(options_.statistics, BLOCK_CACHE_DATA_HIT);
+  ref->cache_ = cache;
+  ref->handle_ = h;
+  ref->block_ = static_cast<const Block*>(cache->Value(h));
+  return true;
+}
+
+void TableReader::CacheKey(const BlockHandle& handle, char* key) const {
+  EncodeFixed64(key, cache_id_);
+  EncodeFixed64(key + 8, handle.offset());
+}
+
+void TableReader::InstallBlock(const ReadOptions& options, const BlockHandle& handle,
+                               BlockContents contents, BlockRef* ref) const {
+  auto block = std::make_unique<Block>(std::move(contents));
+  Cache* cache = options_.block_cache.get();
+  if (cache != nullptr && options.fill_cache) {
+    char key[kCacheKeySize];
+    CacheKey(handle, key);
+    Block* raw = block.get();
+    Cache::Handle* h = nullptr;
+    if (cache->Insert(Slice(key, sizeof(key)), raw, raw->usable_size(), &DeleteCachedBlock, &h)
+            .ok()) {
+      block.release();  // the cache owns it now
+      RecordTick(options_.statistics, BLOCK_CACHE_ADD);
+      ref->cache_ = cache;
+      ref->handle_ = h;
+      ref->block_ = raw;
+      return;
+    }
+    // A full strict cache: keep the block for this read only.
+  }
+  ref->block_ = block.get();
+  ref->owned_ = std::move(block);
+}
+
 Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& handle,
                                  BlockRef* ref) const {
   ref->Reset();
-  Cache* cache = options_.block_cache.get();
-  char key[16];
-  if (cache != nullptr) {
-    EncodeFixed64(key, cache_id_);
-    EncodeFixed64(key + 8, handle.offset());
-    if (Cache::Handle* h = cache->Lookup(Slice(key, sizeof(key))); h != nullptr) {
-      RecordTick(options_.statistics, BLOCK_CACHE_HIT);
-      RecordTick(options_.statistics, BLOCK_CACHE_DATA_HIT);
-      ref->cache_ = cache;
-      ref->handle_ = h;
-      ref->block_ = static_cast<const Block*>(cache->Value(h));
-      return Status::OK();
-    }
-    RecordTick(options_.statistics, BLOCK_CACHE_MISS);
-    RecordTick(options_.statistics, BLOCK_CACHE_DATA_MISS);
-  }
+  if (LookupCachedBlock(handle, ref)) return Status::OK();
   const uint64_t start = options_.statistics != nullptr ? NowMicros() : 0;
   BlockContents contents;
   Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
@@ -307,43 +341,50 @@ Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& 
     options_.statistics->recordInHistogram(SST_READ_MICROS, NowMicros() - start);
   }
   if (!s.ok()) return s;
-  auto block = std::make_unique<Block>(std::move(contents));
-  if (cache != nullptr && options.fill_cache) {
-    Block* raw = block.get();
-    Cache::Handle* h = nullptr;
-    s = cache->Insert(Slice(key, sizeof(key)), raw, raw->usable_size(), &DeleteCachedBlock, &h);
-    if (s.ok()) {
-      block.release();  // the cache owns it now
-      RecordTick(options_.statistics, BLOCK_CACHE_ADD);
-      ref->cache_ = cache;
-      ref->handle_ = h;
-      ref->block_ = raw;
-      return Status::OK();
-    }
-    // A full strict cache: keep the block for this read only.
-  }
-  ref->block_ = block.get();
-  ref->owned_ = std::move(block);
+  InstallBlock(options, handle, std::move(contents), ref);
   return Status::OK();
 }
 
-Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
-                        GetContext* ctx) const {
-  const Slice user_key = ExtractUserKey(internal_key);
-  if (filter_ != nullptr) {
-    if (!filter_->KeyMayMatch(user_key)) {
-      RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
-      return Status::OK();
-    }
-    RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
-  }
+Status TableReader::ScanBlock(const BlockRef& ref, const BlockHandle& handle,
+                              const Slice& internal_key, GetContext* ctx, bool* matched,
+                              bool* done) const {
   const Comparator* ucmp = options_.comparator->user_comparator();
-  BlockIter index;
-  index_block_->InitIterator(options_.comparator, &index);
-  bool matched = false;
+  const Slice user_key = ExtractUserKey(internal_key);
+  BlockIter it;
+  ref.get()->InitIterator(options_.comparator, &it);
+  const Pinner pinner = ref.cached() ? Pinner{&PinCachedBlock, const_cast<BlockRef*>(&ref),
+                                              ref.get()}
+                                     : Pinner{};
+  for (it.Seek(internal_key); it.Valid(); it.Next()) {
+    ParsedInternalKey parsed;
+    if (!ParseInternalKey(it.key(), &parsed)) {
+      return Status::Corruption(fmt::format("{}: bad internal key in block at offset {}",
+                                            options_.file_name, handle.offset()));
+    }
+    if (ucmp->Compare(parsed.user_key, user_key) != 0) {
+      *done = true;
+      break;
+    }
+    *matched = true;
+    if (!ctx->SaveValue(parsed, it.value(), pinner)) {
+      *done = true;
+      break;
+    }
+  }
+  if (!it.status().ok()) {
+    return Status::Corruption(
+        fmt::format("{}: data block at offset {}", options_.file_name, handle.offset()),
+        it.status().ToString());
+  }
+  return Status::OK();
+}
+
+Status TableReader::GetFromIndex(const ReadOptions& options, BlockIter* index,
+                                 const Slice& internal_key, GetContext* ctx,
+                                 bool* matched) const {
   bool done = false;
-  for (index.Seek(internal_key); index.Valid() && !done; index.Next()) {
-    Slice v = index.value();
+  for (; index->Valid() && !done; index->Next()) {
+    Slice v = index->value();
     BlockHandle handle;
     if (!handle.DecodeFrom(&v).ok()) {
       return Status::Corruption(options_.file_name, "bad index entry");
@@ -351,37 +392,163 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
     BlockRef ref;
     Status s = GetDataBlock(options, handle, &ref);
     if (!s.ok()) return s;
-    BlockIter it;
-    ref.get()->InitIterator(options_.comparator, &it);
-    const Pinner pinner = ref.cached() ? Pinner{&PinCachedBlock, &ref, ref.get()} : Pinner{};
-    for (it.Seek(internal_key); it.Valid(); it.Next()) {
-      ParsedInternalKey parsed;
-      if (!ParseInternalKey(it.key(), &parsed)) {
-        return Status::Corruption(
-            fmt::format("{}: bad internal key in block at offset {}", options_.file_name,
-                        handle.offset()));
-      }
-      if (ucmp->Compare(parsed.user_key, user_key) != 0) {
-        done = true;
-        break;
-      }
-      matched = true;
-      if (!ctx->SaveValue(parsed, it.value(), pinner)) {
-        done = true;
-        break;
-      }
-    }
-    if (!it.status().ok()) {
-      return Status::Corruption(
-          fmt::format("{}: data block at offset {}", options_.file_name, handle.offset()),
-          it.status().ToString());
-    }
+    s = ScanBlock(ref, handle, internal_key, ctx, matched, &done);
+    if (!s.ok()) return s;
   }
-  if (!index.status().ok()) {
-    return Status::Corruption(options_.file_name + ": index block", index.status().ToString());
+  if (!index->status().ok()) {
+    return Status::Corruption(options_.file_name + ": index block", index->status().ToString());
   }
-  if (matched && filter_ != nullptr) RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
   return Status::OK();
+}
+
+Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
+                        GetContext* ctx) const {
+  if (filter_ != nullptr) {
+    if (!filter_->KeyMayMatch(ExtractUserKey(internal_key))) {
+      RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
+      return Status::OK();
+    }
+    RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
+  }
+  BlockIter index;
+  index_block_->InitIterator(options_.comparator, &index);
+  index.Seek(internal_key);
+  bool matched = false;
+  Status s = GetFromIndex(options, &index, internal_key, ctx, &matched);
+  if (matched && filter_ != nullptr) RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
+  return s;
+}
+
+// ---- MultiGet ----
+
+// A data block some keys of a batch need and the cache did not have.
+struct TableReader::MissedBlock {
+  BlockHandle handle;
+  std::vector<MultiGetKey*> keys;
+  BlockReadRequest read;
+  Status status;
+};
+
+void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
+                            const BlockHandle& handle, MultiGetKey* const* keys,
+                            size_t n) const {
+  for (size_t i = 0; i < n; i++) {
+    MultiGetKey* k = keys[i];
+    const Slice ikey = k->lkey.internal_key();
+    bool matched = false;
+    bool done = false;
+    Status s = ScanBlock(ref, handle, ikey, &k->ctx, &matched, &done);
+    if (s.ok() && !done) {
+      // The key's versions run past this block: continue with the blocks after it.
+      BlockIter index;
+      index_block_->InitIterator(options_.comparator, &index);
+      index.Seek(ikey);
+      if (index.Valid()) index.Next();
+      s = GetFromIndex(options, &index, ikey, &k->ctx, &matched);
+    }
+    if (!s.ok()) k->status = s;
+    if (matched && filter_ != nullptr) {
+      RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
+    }
+  }
+}
+
+Task TableReader::ReadMissedBlocks(ReadOptions options, std::vector<MissedBlock> blocks,
+                                   AsyncIo* io) const {
+  std::vector<ReadRequest*> requests;
+  requests.reserve(blocks.size());
+  for (MissedBlock& b : blocks) {
+    b.status = b.read.Prepare(file_.get(), file_size_, options_.file_name, b.handle);
+    if (b.status.ok()) requests.push_back(b.read.request());
+  }
+  co_await io->ReadAll(file_.get(), requests.data(), requests.size());
+  for (MissedBlock& b : blocks) {
+    BlockContents contents;
+    if (b.status.ok()) b.status = b.read.Finish(options_.file_name, options.verify_checksums,
+                                                &contents);
+    if (!b.status.ok()) {
+      for (MultiGetKey* k : b.keys) k->status = b.status;
+      continue;
+    }
+    BlockRef ref;
+    InstallBlock(options, b.handle, std::move(contents), &ref);
+    ServeKeys(options, ref, b.handle, b.keys.data(), b.keys.size());
+  }
+}
+
+void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
+                           AsyncIo* io) const {
+  // The filter: hash every key and prefetch its line, then probe.
+  thread_local std::vector<MultiGetKey*> candidates;
+  thread_local std::vector<uint64_t> hashes;
+  candidates.clear();
+  if (filter_ != nullptr) {
+    hashes.resize(n);
+    for (size_t i = 0; i < n; i++) {
+      hashes[i] = Hash64(keys[i]->lkey.user_key());
+      filter_->PrefetchHash(hashes[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (!filter_->HashMayMatch(hashes[i])) {
+        RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
+      } else {
+        RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
+        candidates.push_back(keys[i]);
+      }
+    }
+  } else {
+    candidates.assign(keys, keys + n);
+  }
+
+  // The index: one seek per group of keys that share a data block.
+  BlockIter index;
+  index_block_->InitIterator(options_.comparator, &index);
+  std::vector<MissedBlock> missed;
+  const InternalKeyComparator* cmp = options_.comparator;
+  size_t i = 0;
+  while (i < candidates.size()) {
+    const Slice ikey = candidates[i]->lkey.internal_key();
+    if (!index.Valid() || cmp->Compare(ikey, index.key()) > 0) index.Seek(ikey);
+    if (!index.Valid()) {
+      if (!index.status().ok()) {
+        const Status s =
+            Status::Corruption(options_.file_name + ": index block", index.status().ToString());
+        for (; i < candidates.size(); i++) candidates[i]->status = s;
+      }
+      break;  // past the last block: the rest of the batch is not in this file
+    }
+    Slice v = index.value();
+    BlockHandle handle;
+    if (!handle.DecodeFrom(&v).ok()) {
+      candidates[i++]->status = Status::Corruption(options_.file_name, "bad index entry");
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < candidates.size() &&
+           cmp->Compare(candidates[j]->lkey.internal_key(), index.key()) <= 0) {
+      j++;
+    }
+    BlockRef ref;
+    if (LookupCachedBlock(handle, &ref)) {
+      ServeKeys(options, ref, handle, &candidates[i], j - i);
+    } else if (io == nullptr) {
+      BlockContents contents;
+      Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
+                           options.verify_checksums, &contents);
+      if (s.ok()) {
+        InstallBlock(options, handle, std::move(contents), &ref);
+        ServeKeys(options, ref, handle, &candidates[i], j - i);
+      } else {
+        for (size_t k = i; k < j; k++) candidates[k]->status = s;
+      }
+    } else {
+      MissedBlock& m = missed.emplace_back();
+      m.handle = handle;
+      m.keys.assign(&candidates[i], &candidates[j]);
+    }
+    i = j;
+  }
+  if (!missed.empty()) io->Spawn(ReadMissedBlocks(options, std::move(missed), io));
 }
 
 std::unique_ptr<InternalIterator> TableReader::NewIndexIterator() const {

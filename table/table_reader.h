@@ -18,13 +18,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "shale/cache.h"
 #include "shale/file_system.h"
 #include "shale/options.h"
 #include "shale/statistics.h"
 #include "src/db/dbformat.h"
+#include "src/db/async_read.h"
 #include "src/db/get_context.h"
+#include "src/db/multi_get.h"
 #include "src/db/internal_iterator.h"
 #include "table/block.h"
 #include "table/filter_block.h"
@@ -98,10 +101,40 @@ class TableReader {
   [[nodiscard]] Status GetDataBlock(const ReadOptions& options, const BlockHandle& handle,
                                     BlockRef* ref) const;
 
+  // Looks up keys[0..n) (sorted by internal key, none resolved) in this table: the filter is
+  // probed for the whole batch (lines prefetched first), the index sought once per group of
+  // keys sharing a data block, and each block read once for its group. Cached blocks serve
+  // their keys at once; with io, missing blocks are read by a coroutine spawned on io (which
+  // the caller runs, keeping this reader alive until it finishes); without, synchronously.
+  // A key's errors go to its own status; the other keys are unaffected.
+  void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
+                AsyncIo* io) const;
+
  private:
+  struct MissedBlock;
+  static constexpr size_t kCacheKeySize = 16;
   TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile> file,
               uint64_t file_size);
   [[nodiscard]] Status ReadMetaBlocks();
+  // The block cache key of a data block: cache id, then offset.
+  void CacheKey(const BlockHandle& handle, char* key) const;
+  // True (and *ref set) when the block is in the block cache.
+  bool LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) const;
+  // Makes contents the block in *ref, inserting it into the cache when reads fill it.
+  void InstallBlock(const ReadOptions& options, const BlockHandle& handle,
+                    BlockContents contents, BlockRef* ref) const;
+  // Feeds ctx the entries of internal_key's user key in one block. *done: no later block can
+  // hold more of them (or ctx needs no more).
+  [[nodiscard]] Status ScanBlock(const BlockRef& ref, const BlockHandle& handle,
+                                 const Slice& internal_key, GetContext* ctx, bool* matched,
+                                 bool* done) const;
+  // ScanBlock over the blocks from index's position on, until done.
+  [[nodiscard]] Status GetFromIndex(const ReadOptions& options, BlockIter* index,
+                                    const Slice& internal_key, GetContext* ctx,
+                                    bool* matched) const;
+  void ServeKeys(const ReadOptions& options, const BlockRef& ref, const BlockHandle& handle,
+                 MultiGetKey* const* keys, size_t n) const;
+  Task ReadMissedBlocks(ReadOptions options, std::vector<MissedBlock> blocks, AsyncIo* io) const;
   Status Annotate(const Status& s) const;
 
   const TableReaderOptions options_;

@@ -247,11 +247,22 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       int n = 1 + static_cast<int>(rnd.Uniform(10));
       for (int i = 0; i < n; i++) keys_storage.push_back(RandomKey(&rnd));
       for (const auto& k : keys_storage) keys.emplace_back(k);
+      // Synchronous or asynchronous block reads, latest state or a snapshot.
+      ReadOptions ro;
+      ro.async_io = rnd.OneIn(2);
+      ro.fill_cache = !rnd.OneIn(4);
+      const Model* expect = &model;
+      if (!snapshots.empty() && rnd.OneIn(3)) {
+        const auto& snap = snapshots[rnd.Uniform(static_cast<uint32_t>(snapshots.size()))];
+        ro.snapshot = snap.snapshot;
+        expect = &snap.model;
+      }
       std::vector<std::string> values;
-      std::vector<Status> statuses = db_->MultiGet(ReadOptions(), keys, &values);
+      std::vector<Status> statuses = db_->MultiGet(ro, keys, &values);
       for (int i = 0; i < n; i++) {
+        ASSERT_TRUE(statuses[i].ok() || statuses[i].IsNotFound()) << statuses[i].ToString();
         std::string got = statuses[i].IsNotFound() ? "NOT_FOUND" : values[i];
-        ASSERT_EQ(got, ModelGet(model, keys_storage[i]));
+        ASSERT_EQ(got, ModelGet(*expect, keys_storage[i])) << "op " << op;
       }
     } else if (kind < 86) {
       CheckIterator(&rnd, model, nullptr);

@@ -358,6 +358,19 @@ Status FaultInjectionFileSystem::RenameFile(const std::string& src, const std::s
   return Status::OK();
 }
 
+Status FaultInjectionFileSystem::NewAsyncReader(std::unique_ptr<AsyncReader>* reader) {
+  {
+    MutexLock l(&mu_);
+    if (!async_unavailable_.ok()) return async_unavailable_;
+  }
+  return FileSystem::NewAsyncReader(reader);
+}
+
+void FaultInjectionFileSystem::SetAsyncReaderUnavailable(const Status& why) {
+  MutexLock l(&mu_);
+  async_unavailable_ = why;
+}
+
 Status FaultInjectionFileSystem::LockFile(const std::string& path,
                                           std::unique_ptr<FileLock>* lock) {
   MutexLock l(&mu_);

@@ -87,6 +87,9 @@ class FaultInjectionFileSystem final : public FileSystem {
   Status GetFileSize(const std::string& path, uint64_t* size) override;
   Status RenameFile(const std::string& src, const std::string& target) override;
   Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) override;
+  // The default synchronous reader (so reads on the async path see every fault), unless
+  // SetAsyncReaderUnavailable made it fail.
+  Status NewAsyncReader(std::unique_ptr<AsyncReader>* reader) override;
 
   // ---- Crashes ----
   void Crash(CrashMode mode, bool revert_directories = false);
@@ -101,6 +104,8 @@ class FaultInjectionFileSystem final : public FileSystem {
   void SetShortReadRate(uint32_t one_in);
   void SetReadBitFlipRate(uint32_t one_in);
   void SetWriteBitFlipRate(uint32_t one_in);
+  // NewAsyncReader fails with why (OK: works again), as when io_uring cannot be set up.
+  void SetAsyncReaderUnavailable(const Status& why);
   // Turns every fault above off (the counters stay).
   void DisableAllFaults();
   // Flips one stored bit of path. false if the file or offset does not exist.
@@ -161,6 +166,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   uint32_t read_flip_one_in_ GUARDED_BY(mu_) = 0;
   uint32_t write_flip_one_in_ GUARDED_BY(mu_) = 0;
   std::array<uint64_t, static_cast<int>(FaultKind::kNumKinds)> injected_ GUARDED_BY(mu_){};
+  Status async_unavailable_ GUARDED_BY(mu_);
 };
 
 }  // namespace shale::test

@@ -62,6 +62,8 @@ DEFINE_bool(statistics, false, "Collect and print DB statistics");
 DEFINE_int64(batch_size, 1, "Writes per WriteBatch; keys per MultiGet in multireadrandom");
 DEFINE_bool(multiread_batched, false, "multireadrandom: use the batched MultiGet (always)");
 DEFINE_int64(multiread_stride, 0, "multireadrandom: key stride within a batch (0: random keys)");
+DEFINE_bool(async_io, true, "MultiGet reads missing blocks with io_uring from coroutines");
+DEFINE_bool(use_direct_reads, false, "Read table files with O_DIRECT");
 DEFINE_string(compression_type, "none", "Block compression: none or zstd");
 DEFINE_int64(block_size, 4096, "Table block size in bytes");
 DEFINE_int32(bloom_bits, 10, "Bloom filter bits per key (0: none)");
@@ -279,6 +281,7 @@ class Benchmark {
     o.max_bytes_for_level_multiplier = FLAGS_max_bytes_for_level_multiplier;
     o.disable_auto_compactions = FLAGS_disable_auto_compactions;
     o.avoid_flush_during_recovery = FLAGS_avoid_flush_during_recovery;
+    o.use_direct_reads = FLAGS_use_direct_reads;
     // One block cache for the whole run, as RocksDB's db_bench does.
     if (!block_cache_) block_cache_ = NewLRUCache(static_cast<size_t>(FLAGS_cache_size));
     o.block_cache = block_cache_;
@@ -568,6 +571,7 @@ class Benchmark {
       std::vector<PinnableSlice> values(n);
       std::vector<Status> statuses(n);
       ReadOptions ro;
+      ro.async_io = FLAGS_async_io;
       for (uint64_t i = 0; i < limit && !expired(); i += n) {
         const double t0 = track ? NowSeconds() : 0;
         const size_t in_batch = static_cast<size_t>(std::min<uint64_t>(n, limit - i));

@@ -48,7 +48,8 @@ class SequentialFile {
   virtual Status Skip(uint64_t n) = 0;
 };
 
-// Positional input; Read is safe to call from several threads at once.
+// Positional input; Read is safe to call from several threads at once. Reads may also go
+// through an AsyncReader (FileSystem::NewAsyncReader).
 class RandomAccessFile {
  public:
   virtual ~RandomAccessFile() = default;
@@ -59,6 +60,42 @@ class RandomAccessFile {
   virtual bool use_direct_io() const { return false; }
   // The POSIX file descriptor, or -1 when there is none (async IO submits reads by fd).
   virtual int fd() const { return -1; }
+};
+
+// One positional read handed to an AsyncReader.
+struct ReadRequest {
+  uint64_t offset = 0;
+  size_t len = 0;
+  // Room for len bytes; for a direct-IO file, offset, len and scratch must be aligned to the
+  // file's GetRequiredBufferAlignment().
+  char* scratch = nullptr;
+  // Set when the read completes: the bytes read (fewer than len only at end of file) and the
+  // outcome (IOError with the path and errno text).
+  Slice result;
+  Status status;
+};
+
+// Reads that are submitted now and completed later, without a thread per read (io_uring on
+// POSIX). Completions are delivered by Poll, on the thread that calls it.
+// Ownership: the reader does not own files or requests; both must stay alive until the
+// request's callback has run. Thread safety: a reader belongs to one thread.
+class AsyncReader {
+ public:
+  using Callback = void (*)(ReadRequest* request, void* arg);
+  virtual ~AsyncReader() = default;
+  // Queues a read of request->len bytes at request->offset of file. done(request, arg) runs
+  // from a later Poll once request->result and request->status are set. An error means the
+  // read was not queued and done will not run.
+  [[nodiscard]] virtual Status Submit(const RandomAccessFile* file, ReadRequest* request,
+                                      Callback done, void* arg) = 0;
+  // Hands queued reads to the device, waits until at least one read has completed (when any
+  // is outstanding) and runs the callbacks of every completed read. An error means the reader
+  // is unusable; requests not yet completed then complete with that error.
+  [[nodiscard]] virtual Status Poll() = 0;
+  // Reads submitted whose callbacks have not run yet.
+  virtual size_t pending() const = 0;
+  // What does the reading: "io_uring", "sync", ...
+  virtual const char* Name() const = 0;
 };
 
 // An open directory, for making entry changes (create, rename, delete) durable.
@@ -110,6 +147,12 @@ class FileSystem {
   // Takes an exclusive lock on path (creating it), refused with IOError if another holder has
   // it, in this process or another.
   virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) = 0;
+
+  // A reader for asynchronous reads of this file system's files, for the calling thread. The
+  // default answers each read with RandomAccessFile::Read at submission and reports it at the
+  // next Poll. An error (NotSupported, IOError) says why asynchronous reads are unavailable;
+  // callers then read synchronously.
+  virtual Status NewAsyncReader(std::unique_ptr<AsyncReader>* reader);
 };
 
 // Reads the whole file at path into *data.

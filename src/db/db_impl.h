@@ -134,6 +134,7 @@ class DBImpl final : public DB {
   Statistics* const stats_;
   const InternalKeyComparator icmp_;
 
+  std::string async_path_;  // set by Open: "io_uring", or "sync (why)"
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Directory> db_dir_;
   std::shared_ptr<Cache> block_cache_;

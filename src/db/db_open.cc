@@ -22,6 +22,7 @@
 
 #include "memtable/memtable.h"
 #include "src/db/db_impl.h"
+#include "src/db/async_read.h"
 #include "src/db/filename.h"
 #include "src/db/write_batch_internal.h"
 #include "wal/log_reader.h"
@@ -136,6 +137,17 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
 }
 
 Status DBImpl::OpenImpl() {
+  // Which path MultiGet's block reads take (shale.io.async-path).
+  Status why;
+  if (AsyncReader* r = ThreadAsyncReader(fs_, &why); r != nullptr) {
+    async_path_ = r->Name();
+  } else if (options_.require_io_uring) {
+    return Status::NotSupported("io_uring is required (require_io_uring) but unavailable",
+                                why.ToString());
+  } else {
+    async_path_ = "sync (asynchronous reads unavailable: " + why.ToString() + ")";
+    if (stats_ != nullptr) stats_->recordTick(ASYNC_READ_FALLBACK);
+  }
   bool is_new = false;
   Status s = LockAndCheckExistence(&is_new);
   if (s.ok()) {

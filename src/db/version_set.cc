@@ -1,5 +1,8 @@
 #include "src/db/version_set.h"
 
+#include "src/db/async_read.h"
+#include "src/db/multi_get.h"
+
 #include <algorithm>
 #include <map>
 
@@ -58,6 +61,65 @@ Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext
     if (ctx->resolved()) return Status::OK();
   }
   return Status::OK();
+}
+
+void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
+                       AsyncIo* io) const {
+  const Comparator* ucmp = vset_->icmp()->user_comparator();
+  const InternalKeyComparator* icmp = vset_->icmp();
+  TableCache* tc = vset_->table_cache();
+  std::vector<MultiGetKey*> group;
+  std::vector<Cache::Handle*> open_tables;  // kept open until their reads finish
+  auto lookup = [&](const FileMetaData& f) {
+    if (group.empty()) return;
+    Cache::Handle* h = nullptr;
+    Status s = tc->FindTable(f.number, f.file_size, &h);
+    if (!s.ok()) {
+      for (MultiGetKey* k : group) k->status = s;
+    } else {
+      open_tables.push_back(h);
+      tc->GetReader(h)->MultiGet(options, group.data(), group.size(), io);
+    }
+    group.clear();
+  };
+  auto finish_step = [&] {
+    if (io != nullptr) io->RunUntilDone();
+    for (Cache::Handle* h : open_tables) tc->Release(h);
+    open_tables.clear();
+  };
+  // L0 files overlap: one file at a time, newest first, so each key sees newer entries first.
+  for (const auto& f : files_[0]) {
+    const Slice lo = ExtractUserKey(f->smallest), hi = ExtractUserKey(f->largest);
+    for (size_t i = 0; i < n; i++) {
+      if (keys[i]->done()) continue;
+      const Slice uk = keys[i]->lkey.user_key();
+      if (ucmp->Compare(uk, lo) >= 0 && ucmp->Compare(uk, hi) <= 0) group.push_back(keys[i]);
+    }
+    lookup(*f);
+    finish_step();
+  }
+  // Deeper levels: sorted files and sorted keys, walked together.
+  for (int level = 1; level < num_levels(); level++) {
+    const FileList& files = files_[level];
+    size_t fi = 0;
+    for (size_t i = 0; i < n && fi < files.size(); i++) {
+      MultiGetKey* k = keys[i];
+      if (k->done()) continue;
+      const Slice ikey = k->lkey.internal_key();
+      size_t next = fi;
+      while (next < files.size() && icmp->Compare(files[next]->largest, ikey) < 0) next++;
+      if (next != fi) {
+        lookup(*files[fi]);
+        fi = next;
+        if (fi == files.size()) break;
+      }
+      if (ucmp->Compare(k->lkey.user_key(), ExtractUserKey(files[fi]->smallest)) < 0) continue;
+      group.push_back(k);
+    }
+    if (fi < files.size()) lookup(*files[fi]);
+    group.clear();
+    finish_step();
+  }
 }
 
 void Version::AddIterators(const ReadOptions& options,

@@ -36,6 +36,9 @@
 
 namespace shale {
 
+class AsyncIo;
+struct MultiGetKey;
+
 class TableCache;
 class VersionSet;
 
@@ -56,6 +59,13 @@ class Version {
   // deeper level, until ctx has its answer. OK also when nothing was found.
   [[nodiscard]] Status Get(const ReadOptions& options, const LookupKey& key,
                            GetContext* ctx) const;
+  // Looks up keys[0..n) (sorted by user key, none done) level by level: each L0 file newest
+  // first, then per deeper level the keys grouped by the one file that may hold them, each
+  // group looked up by TableReader::MultiGet. With io, a level's missing blocks are read
+  // concurrently and the level completes before the next starts. Errors go to the keys'
+  // statuses.
+  void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
+                AsyncIo* io) const;
   // One iterator per L0 file and one concatenating iterator per deeper non-empty level.
   void AddIterators(const ReadOptions& options,
                     std::vector<std::unique_ptr<InternalIterator>>* iters) const;

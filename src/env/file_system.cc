@@ -1,9 +1,49 @@
 // FileSystem helpers shared by every implementation.
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "shale/file_system.h"
 
 namespace shale {
+namespace {
+
+// Reads at Submit, reports at Poll: the asynchronous interface over synchronous reads, for
+// file systems without a native one. Thread safety: one thread.
+class SyncAsyncReader final : public AsyncReader {
+ public:
+  Status Submit(const RandomAccessFile* file, ReadRequest* request, Callback done,
+                void* arg) override {
+    request->status = file->Read(request->offset, request->len, &request->result,
+                                 request->scratch);
+    completed_.push_back({request, done, arg});
+    return Status::OK();
+  }
+  Status Poll() override {
+    // Callbacks may submit more reads; those are reported by the next Poll.
+    std::vector<Completion> ready;
+    ready.swap(completed_);
+    for (const Completion& c : ready) c.done(c.request, c.arg);
+    return Status::OK();
+  }
+  size_t pending() const override { return completed_.size(); }
+  const char* Name() const override { return "sync"; }
+
+ private:
+  struct Completion {
+    ReadRequest* request;
+    Callback done;
+    void* arg;
+  };
+  std::vector<Completion> completed_;
+};
+
+}  // namespace
+
+Status FileSystem::NewAsyncReader(std::unique_ptr<AsyncReader>* reader) {
+  *reader = std::make_unique<SyncAsyncReader>();
+  return Status::OK();
+}
 
 Status ReadFileToString(FileSystem* fs, const std::string& path, std::string* data) {
   data->clear();
