@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "shale/cache.h"
@@ -152,6 +154,46 @@ TEST_F(DBMultiGetTest, EmptyBatchAndValuesArePinned) {
   EXPECT_TRUE(values[0].IsPinned());  // memtable
   EXPECT_TRUE(values[1].IsPinned());  // cached block
   EXPECT_TRUE(values[2].empty());
+}
+
+TEST_F(DBMultiGetTest, ConcurrentMultiGetsDuringFlushAndCompaction) {
+  Open();
+  const uint64_t space = 2000;
+  // Every value names its key, so a reader can check any version it sees.
+  auto value_of = [](const std::string& k, int gen) {
+    return k + "@" + std::to_string(gen) + std::string(40, 'x');
+  };
+  for (uint64_t i = 0; i < space; i += 2) ASSERT_TRUE(Put(Key(i), value_of(Key(i), 0)).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> checked{0};
+  auto reader = [&](int id) {
+    Random rnd(100 + id);
+    while (!stop.load()) {
+      std::vector<std::string> keys;
+      for (int i = 0; i < 32; i++) keys.push_back(Key(rnd.Uniform(space) & ~uint64_t{1}));
+      std::vector<Slice> slices(keys.begin(), keys.end());
+      std::vector<PinnableSlice> values(keys.size());
+      std::vector<Status> st(keys.size());
+      ReadOptions ro;
+      ro.async_io = id % 2 == 0;
+      db_->MultiGet(ro, keys.size(), slices.data(), values.data(), st.data());
+      for (size_t i = 0; i < keys.size(); i++) {
+        ASSERT_TRUE(st[i].ok()) << keys[i] << ": " << st[i].ToString();
+        ASSERT_EQ(values[i].ToString().substr(0, keys[i].size() + 1), keys[i] + "@");
+      }
+      checked += keys.size();
+    }
+  };
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 3; i++) readers.emplace_back(reader, i);
+  for (int gen = 1; gen <= 6; gen++) {
+    for (uint64_t i = 0; i < space; i += 2) ASSERT_TRUE(Put(Key(i), value_of(Key(i), gen)).ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_GT(checked.load(), 0u);
 }
 
 class DBMultiGetFaultTest : public DBMultiGetTest {
