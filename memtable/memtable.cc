@@ -8,6 +8,7 @@
 #include "shale/pinnable_slice.h"
 #include "src/db/get_context.h"
 #include "src/util/coding.h"
+#include "src/util/hash.h"
 
 namespace shale {
 namespace {
@@ -41,15 +42,25 @@ size_t MemTable::ArenaBlockSizeFor(size_t write_buffer_size) {
   return std::clamp<size_t>(write_buffer_size / 8, 4 << 10, 1 << 20) & ~size_t{15};
 }
 
-MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_size)
+MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_size,
+                   size_t bloom_bytes)
     : comparator_(comparator),
       arena_(arena_block_size),
-      table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_) {}
+      table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_) {
+  if (bloom_bytes > 0) {
+    const size_t size = MemTableBloom::RoundedSize(bloom_bytes);
+    char* mem = arena_.AllocateAligned(size + MemTableBloom::kLineBytes);
+    const uintptr_t aligned = (reinterpret_cast<uintptr_t>(mem) + MemTableBloom::kLineBytes - 1) &
+                              ~uintptr_t{MemTableBloom::kLineBytes - 1};
+    bloom_ = std::make_unique<MemTableBloom>(reinterpret_cast<char*>(aligned), size);
+  }
+}
 
 void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
   const uint32_t internal_key_size = static_cast<uint32_t>(key.size() + 8);
   const size_t encoded_len = VarintLength(internal_key_size) + internal_key_size +
                              VarintLength(value.size()) + value.size();
+  if (bloom_ != nullptr) bloom_->Add(Hash64(key));  // before the entry can be seen
   char* buf = table_.AllocateKey(encoded_len);
   char* p = EncodeVarint32(buf, internal_key_size);
   if (!key.empty()) std::memcpy(p, key.data(), key.size());
@@ -70,7 +81,12 @@ void MemTable::PinInto(Cleanable* target) {
                           nullptr);
 }
 
+bool MemTable::MayContain(const Slice& user_key) const {
+  return bloom_ == nullptr || bloom_->MayContain(Hash64(user_key));
+}
+
 bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
+  if (!MayContain(key.user_key())) return false;
   Table::Iterator iter(&table_);
   iter.Seek(key.memtable_key().data());
   const Comparator* ucmp = comparator_.user_comparator();

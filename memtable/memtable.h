@@ -17,6 +17,7 @@
 #include "shale/slice.h"
 #include "src/db/dbformat.h"
 #include "src/db/internal_iterator.h"
+#include "memtable/memtable_bloom.h"
 #include "memtable/skiplist.h"
 #include "src/util/arena.h"
 
@@ -27,8 +28,10 @@ class GetContext;
 class MemTable {
  public:
   // arena_block_size: the unit in which memory is reserved (see ArenaBlockSizeFor).
+  // bloom_bytes > 0: a whole-key Bloom filter of about that size answers lookups of absent keys
+  // without searching the skiplist (its memory counts as memtable memory).
   explicit MemTable(const InternalKeyComparator& comparator,
-                    size_t arena_block_size = Arena::kBlockSize);
+                    size_t arena_block_size = Arena::kBlockSize, size_t bloom_bytes = 0);
   // An arena block size suited to a memtable flushed at write_buffer_size bytes: an eighth of
   // it, within [4 KiB, 1 MiB].
   static size_t ArenaBlockSizeFor(size_t write_buffer_size);
@@ -47,6 +50,9 @@ class MemTable {
   // Feeds the entries of key visible at key's sequence, newest first, to ctx until it has its
   // answer. Returns true if any entry was seen.
   bool Get(const LookupKey& key, GetContext* ctx);
+
+  // False only when the memtable's Bloom filter rules user_key out (true without a filter).
+  bool MayContain(const Slice& user_key) const;
 
   // An iterator over internal keys. The memtable must outlive it (hold a Ref).
   std::unique_ptr<InternalIterator> NewIterator();
@@ -73,6 +79,7 @@ class MemTable {
   const InternalKeyComparator comparator_;
   ConcurrentArena arena_;
   Table table_;
+  std::unique_ptr<MemTableBloom> bloom_;  // null: no filter
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> num_deletes_{0};
 };

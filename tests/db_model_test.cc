@@ -32,6 +32,7 @@ struct OptionSet {
   CompressionType compression = CompressionType::kNoCompression;
   bool avoid_flush_during_recovery = false;
   double bloom_bits = 10;
+  double memtable_bloom_size_ratio = 1.0 / 64;
 };
 
 const OptionSet kOptionSets[] = {
@@ -44,7 +45,7 @@ const OptionSet kOptionSets[] = {
     {"tiny-lsm-zstd-no-filter", true, false, WALRecoveryMode::kPointInTimeRecovery, 1 << 20,
      8192, 4096, 16384, 512, CompressionType::kZSTD, false, 0},
     {"small-lsm-keep-logs", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20,
-     16384, 8192, 32768, 1024, CompressionType::kNoCompression, true},
+     16384, 8192, 32768, 1024, CompressionType::kNoCompression, true, 10, 0},
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
@@ -150,6 +151,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   options_.block_size = set.block_size;
   options_.compression = set.compression;
   options_.avoid_flush_during_recovery = set.avoid_flush_during_recovery;
+  options_.memtable_bloom_size_ratio = set.memtable_bloom_size_ratio;
   options_.bloom_bits_per_key = set.bloom_bits;
   options_.level0_file_num_compaction_trigger = 2;
   options_.num_levels = 5;

@@ -203,6 +203,30 @@ class MemTableTest : public ::testing::Test {
   MemTable* mem_;
 };
 
+TEST_F(MemTableTest, BloomNeverHidesAnEntryAndSkipsMostAbsentKeys) {
+  // A roomy filter and one far too small (every line full): both must find every key.
+  for (size_t bloom_bytes : {size_t{64} << 10, size_t{64}}) {
+    mem_->Unref();
+    mem_ = new MemTable(icmp_, Arena::kBlockSize, bloom_bytes);
+    mem_->Ref();
+    for (int i = 0; i < 5000; i++) {
+      mem_->Add(static_cast<SequenceNumber>(i + 1), i % 7 == 0 ? kTypeDeletion : kTypeValue,
+                "k" + std::to_string(i * 2), "v" + std::to_string(i));
+    }
+    int skipped = 0;
+    for (int i = 0; i < 5000; i++) {
+      EXPECT_TRUE(mem_->MayContain("k" + std::to_string(i * 2)));
+      EXPECT_EQ(Get("k" + std::to_string(i * 2), kMaxSequenceNumber),
+                i % 7 == 0 ? "DELETED" : "v" + std::to_string(i));
+      EXPECT_EQ(Get("k" + std::to_string(i * 2 + 1), kMaxSequenceNumber), "NOT_FOUND");
+      skipped += !mem_->MayContain("k" + std::to_string(i * 2 + 1));
+    }
+    if (bloom_bytes > 64) {
+      EXPECT_GT(skipped, 4800);  // about 1% false positives at ~100 bits per key
+    }
+  }
+}
+
 TEST_F(MemTableTest, VisibilityBySequence) {
   mem_->Add(1, kTypeValue, "a", "a1");
   mem_->Add(2, kTypeValue, "b", "b2");

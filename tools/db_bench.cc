@@ -58,6 +58,8 @@ DEFINE_bool(use_existing_db, false, "Open the existing DB instead of starting fr
 DEFINE_uint64(seed, 0, "Random seed (0: derived from the clock; printed either way)");
 DEFINE_int64(write_buffer_size, 64 << 20, "Memtable size in bytes");
 DEFINE_int32(max_write_buffer_number, 2, "Memtables before writes stall");
+DEFINE_double(memtable_bloom_size_ratio, shale::Options().memtable_bloom_size_ratio,
+              "Bytes of memtable Bloom filter per write buffer byte (0: none)");
 DEFINE_bool(statistics, false, "Collect and print DB statistics");
 DEFINE_int64(batch_size, 1, "Writes per WriteBatch; keys per MultiGet in multireadrandom");
 DEFINE_bool(multiread_batched, false, "multireadrandom: use the batched MultiGet (always)");
@@ -282,6 +284,7 @@ class Benchmark {
     o.disable_auto_compactions = FLAGS_disable_auto_compactions;
     o.avoid_flush_during_recovery = FLAGS_avoid_flush_during_recovery;
     o.use_direct_reads = FLAGS_use_direct_reads;
+    o.memtable_bloom_size_ratio = FLAGS_memtable_bloom_size_ratio;
     // One block cache for the whole run, as RocksDB's db_bench does.
     if (!block_cache_) block_cache_ = NewLRUCache(static_cast<size_t>(FLAGS_cache_size));
     o.block_cache = block_cache_;

@@ -57,6 +57,9 @@ struct Options {
   size_t write_buffer_size = 64 << 20;
   // Memtables (mutable + immutable) kept before writes stall. >= 2.
   int max_write_buffer_number = 2;
+  // Bytes of whole-key Bloom filter per byte of write buffer in each memtable (0: none). The
+  // filter lets point lookups of keys a memtable does not hold skip its skiplist. In [0, 0.25].
+  double memtable_bloom_size_ratio = 1.0 / 64;
   // A write group stops taking batches past this many bytes.
   size_t max_write_batch_group_size_bytes = 1 << 20;
 

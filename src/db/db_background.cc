@@ -39,7 +39,9 @@ std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
 }
 
 MemTable* DBImpl::NewMemTable() const {
-  auto* m = new MemTable(icmp_, MemTable::ArenaBlockSizeFor(options_.write_buffer_size));
+  auto* m = new MemTable(icmp_, MemTable::ArenaBlockSizeFor(options_.write_buffer_size),
+                         static_cast<size_t>(static_cast<double>(options_.write_buffer_size) *
+                                             options_.memtable_bloom_size_ratio));
   m->Ref();  // the caller's reference; the memtable frees itself on the last Unref
   return m;
 }

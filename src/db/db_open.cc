@@ -36,6 +36,9 @@ Status ValidateOptions(const Options& o) {
   };
   if (o.comparator == nullptr) return bad("comparator", "must not be null");
   if (o.write_buffer_size == 0) return bad("write_buffer_size", "must be > 0");
+  if (!(o.memtable_bloom_size_ratio >= 0 && o.memtable_bloom_size_ratio <= 0.25)) {
+    return bad("memtable_bloom_size_ratio", "must be in [0, 0.25]");
+  }
   if (o.max_write_buffer_number < 2) return bad("max_write_buffer_number", "must be >= 2");
   if (o.max_write_batch_group_size_bytes == 0) {
     return bad("max_write_batch_group_size_bytes", "must be > 0");
