@@ -8,7 +8,6 @@
 #include "src/util/clock.h"
 
 #include "src/util/coding.h"
-#include "src/util/hash.h"
 
 namespace shale {
 namespace {
@@ -476,25 +475,25 @@ Task TableReader::ReadMissedBlocks(ReadOptions options, std::vector<MissedBlock>
   }
 }
 
+bool TableReader::FilterMayMatch(uint64_t hash) const {
+  if (filter_ == nullptr) return true;
+  if (!filter_->HashMayMatch(hash)) {
+    RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
+    return false;
+  }
+  RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
+  return true;
+}
+
 void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
-                           AsyncIo* io) const {
-  // The filter: hash every key and prefetch its line, then probe.
+                           AsyncIo* io, bool filter_checked) const {
+  // The filter: prefetch every key's line, then probe.
   thread_local std::vector<MultiGetKey*> candidates;
-  thread_local std::vector<uint64_t> hashes;
   candidates.clear();
-  if (filter_ != nullptr) {
-    hashes.resize(n);
+  if (filter_ != nullptr && !filter_checked) {
+    for (size_t i = 0; i < n; i++) filter_->PrefetchHash(keys[i]->hash);
     for (size_t i = 0; i < n; i++) {
-      hashes[i] = Hash64(keys[i]->lkey.user_key());
-      filter_->PrefetchHash(hashes[i]);
-    }
-    for (size_t i = 0; i < n; i++) {
-      if (!filter_->HashMayMatch(hashes[i])) {
-        RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
-      } else {
-        RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
-        candidates.push_back(keys[i]);
-      }
+      if (FilterMayMatch(keys[i]->hash)) candidates.push_back(keys[i]);
     }
   } else {
     candidates.assign(keys, keys + n);

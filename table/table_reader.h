@@ -107,8 +107,15 @@ class TableReader {
   // their keys at once; with io, missing blocks are read by a coroutine spawned on io (which
   // the caller runs, keeping this reader alive until it finishes); without, synchronously.
   // A key's errors go to its own status; the other keys are unaffected.
-  void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
-                AsyncIo* io) const;
+  // filter_checked: the caller already asked FilterMayMatch for every key.
+  void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n, AsyncIo* io,
+                bool filter_checked = false) const;
+  // The filter's answer for a key hashed with Hash64(user_key), counted in the statistics
+  // like a Get's; PrefetchFilter starts loading the line that answer needs.
+  bool FilterMayMatch(uint64_t hash) const;
+  void PrefetchFilter(uint64_t hash) const {
+    if (filter_ != nullptr) filter_->PrefetchHash(hash);
+  }
 
  private:
   struct MissedBlock;

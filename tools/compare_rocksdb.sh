@@ -4,7 +4,9 @@
 # (shale ops/sec ÷ RocksDB ops/sec).
 #
 #   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
-#       rows: B1 B2 B3 B4 B5 B6 B10 (default: all); EXTRA FLAGS are added to every run of both engines
+#       rows: B1 .. B10 (default: all); EXTRA FLAGS are added to every run of both engines.
+#       Rows B7-B9 load a DB first and then measure on it (-use_existing_db); B8 and B9 are
+#       latency rows, so their ratio of ops/sec is RocksDB's latency over shale's.
 #
 # Environment: SHALE_DB_BENCH (default build-release/tools/db_bench, built if missing),
 # ROCKSDB_DB_BENCH (default /usr/bin/db_bench from rocksdb-tools), TMPDIR.
@@ -21,7 +23,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 rows=("$@")
-[[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B4 B5 B6 B10)
+[[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B4 B5 B6 B7 B8 B9 B10)
 
 shale=${SHALE_DB_BENCH:-build-release/tools/db_bench}
 rocks=${ROCKSDB_DB_BENCH:-/usr/bin/db_bench}
@@ -44,8 +46,21 @@ row_flags() {
     B4) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true" ;;
     B5) echo "-benchmarks=fillrandom,readseq -num=1000000" ;;
     B6) echo "-benchmarks=fillrandom -sync=true -threads=16 -num=1250 -key_size=8 -value_size=128" ;;
+    B7) echo "-use_existing_db=true -use_direct_reads=true -cache_size=8388608 -benchmarks=multireadrandom -num=2000000 -value_size=256 -batch_size=32 -multiread_batched=true -async_io=true -duration=20" ;;
+    B8) echo "-benchmarks=readrandomoperands -use_existing_db=true -avoid_flush_during_recovery=true -write_buffer_size=1048576000 -merge_operator=StringAppendOperator -num=4 -value_size=2048 -threads=2 -duration=5" ;;
+    B9) echo "-benchmarks=readrandomoperands -use_existing_db=true -avoid_flush_during_recovery=true -write_buffer_size=1048576000 -merge_operator=StringAppendOperator -num=1 -value_size=8 -threads=1 -duration=5" ;;
     B10) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
     *) echo "unknown row $1" >&2; exit 2 ;;
+  esac
+}
+
+# The load step of a row measured on an existing DB (empty: the row starts fresh).
+row_load() {
+  case "$1" in
+    B7) echo "-benchmarks=fillrandom -num=2000000 -value_size=256" ;;
+    B8) echo "-benchmarks=mergerandom -merge_operator=StringAppendOperator -num=4 -writes=16384 -value_size=2048 -write_buffer_size=1048576000" ;;
+    B9) echo "-benchmarks=mergerandom -merge_operator=StringAppendOperator -num=1 -writes=16384 -value_size=8 -write_buffer_size=1048576000" ;;
+    *) echo "" ;;
   esac
 }
 
@@ -54,9 +69,13 @@ trap 'rm -rf "$work"' EXIT
 
 # Prints the ops/sec of the last result line of a db_bench run.
 run_one() {
-  local bin=$1
-  shift
+  local bin=$1 load=$2
+  shift 2
   rm -rf "$work/db"
+  if [[ -n "$load" ]]; then
+    read -r -a load_flags <<<"$load"
+    "$bin" -db="$work/db" "${common[@]}" "${load_flags[@]}" >/dev/null 2>&1
+  fi
   "$bin" -db="$work/db" "$@" 2>/dev/null |
     awk '/ ops\/sec/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ops/sec") v = $i } END { print v }'
 }
@@ -68,8 +87,9 @@ for row in "${rows[@]}"; do
   read -r -a flags <<<"$(row_flags "$row")"
   ratios=() s_all=() r_all=()
   for ((i = 0; i < repeats; i++)); do
-    r=$(run_one "$rocks" "${common[@]}" "${flags[@]}" "${extra[@]}")
-    s=$(run_one "$shale" "${common[@]}" "${flags[@]}" "${extra[@]}")
+    load=$(row_load "$row")
+    r=$(run_one "$rocks" "$load" "${common[@]}" "${flags[@]}" "${extra[@]}")
+    s=$(run_one "$shale" "$load" "${common[@]}" "${flags[@]}" "${extra[@]}")
     s_all+=("$s") r_all+=("$r")
     ratios+=("$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.3f", (r > 0 ? s / r : 0) }')")
   done

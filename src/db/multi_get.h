@@ -9,6 +9,7 @@
 #include "shale/status.h"
 #include "src/db/dbformat.h"
 #include "src/db/get_context.h"
+#include "src/util/hash.h"
 
 namespace shale {
 
@@ -17,7 +18,9 @@ class Statistics;
 struct MultiGetKey {
   MultiGetKey(const Slice& user_key, SequenceNumber seq, const MergeOperator* merge_operator,
               Statistics* stats, PinnableSlice* value)
-      : lkey(user_key, seq), ctx(merge_operator, stats, lkey.user_key(), value) {}
+      : lkey(user_key, seq),
+        ctx(merge_operator, stats, lkey.user_key(), value),
+        hash(Hash64(user_key)) {}
   MultiGetKey(const MultiGetKey&) = delete;
   MultiGetKey& operator=(const MultiGetKey&) = delete;
 
@@ -27,6 +30,14 @@ struct MultiGetKey {
   LookupKey lkey;
   GetContext ctx;
   Status status;  // the first error met on the way
+  uint64_t hash = 0;  // Hash64 of the user key, for filters
+  size_t position = 0;  // in the sorted batch
+  // The key's path through the tree (Version::NextCandidate): the level to look at next, and
+  // within L0 the next file; exhausted when no file is left.
+  int level = 0;
+  size_t l0_index = 0;
+  bool exhausted = false;
+  size_t table = 0;  // scratch: the open table of the file the key is placed at
 };
 
 }  // namespace shale

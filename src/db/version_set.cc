@@ -63,62 +63,113 @@ Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext
   return Status::OK();
 }
 
+const FileMetaData* Version::NextCandidate(MultiGetKey* k) const {
+  const Comparator* ucmp = vset_->icmp()->user_comparator();
+  const Slice uk = k->lkey.user_key();
+  while (k->level < num_levels()) {
+    if (k->level == 0) {
+      const FileList& l0 = files_[0];
+      while (k->l0_index < l0.size()) {
+        const FileMetaData* f = l0[k->l0_index++].get();
+        if (ucmp->Compare(uk, ExtractUserKey(f->smallest)) >= 0 &&
+            ucmp->Compare(uk, ExtractUserKey(f->largest)) <= 0) {
+          return f;
+        }
+      }
+      k->level = 1;
+      continue;
+    }
+    const FileList& files = files_[k->level++];
+    const Slice ikey = k->lkey.internal_key();
+    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
+      return vset_->icmp()->Compare(f->largest, ikey) < 0;
+    });
+    if (it != files.end() && ucmp->Compare(uk, ExtractUserKey((*it)->smallest)) >= 0) {
+      return it->get();
+    }
+  }
+  return nullptr;
+}
+
 void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
                        AsyncIo* io) const {
-  const Comparator* ucmp = vset_->icmp()->user_comparator();
-  const InternalKeyComparator* icmp = vset_->icmp();
   TableCache* tc = vset_->table_cache();
+  // The tables this batch touches, open (and so alive for the reads in flight) until the end.
+  struct OpenTable {
+    const FileMetaData* file;
+    Cache::Handle* handle;
+    Status status;
+  };
+  std::vector<OpenTable> open;
+  auto table_of = [&](const FileMetaData* f) -> size_t {
+    for (size_t i = 0; i < open.size(); i++) {
+      if (open[i].file == f) return i;
+    }
+    OpenTable t{f, nullptr, Status()};
+    t.status = tc->FindTable(f->number, f->file_size, &t.handle);
+    open.push_back(t);
+    return open.size() - 1;
+  };
+  auto reader = [&](size_t i) { return tc->GetReader(open[i].handle); };
+
+  for (size_t i = 0; i < n; i++) keys[i]->position = i;
+  std::vector<MultiGetKey*> unplaced, next;
+  std::vector<std::pair<size_t, size_t>> placed;  // (table, key position in the batch)
   std::vector<MultiGetKey*> group;
-  std::vector<Cache::Handle*> open_tables;  // kept open until their reads finish
-  auto lookup = [&](const FileMetaData& f) {
-    if (group.empty()) return;
-    Cache::Handle* h = nullptr;
-    Status s = tc->FindTable(f.number, f.file_size, &h);
-    if (!s.ok()) {
-      for (MultiGetKey* k : group) k->status = s;
-    } else {
-      open_tables.push_back(h);
-      tc->GetReader(h)->MultiGet(options, group.data(), group.size(), io);
-    }
-    group.clear();
-  };
-  auto finish_step = [&] {
-    if (io != nullptr) io->RunUntilDone();
-    for (Cache::Handle* h : open_tables) tc->Release(h);
-    open_tables.clear();
-  };
-  // L0 files overlap: one file at a time, newest first, so each key sees newer entries first.
-  for (const auto& f : files_[0]) {
-    const Slice lo = ExtractUserKey(f->smallest), hi = ExtractUserKey(f->largest);
-    for (size_t i = 0; i < n; i++) {
-      if (keys[i]->done()) continue;
-      const Slice uk = keys[i]->lkey.user_key();
-      if (ucmp->Compare(uk, lo) >= 0 && ucmp->Compare(uk, hi) <= 0) group.push_back(keys[i]);
-    }
-    lookup(*f);
-    finish_step();
-  }
-  // Deeper levels: sorted files and sorted keys, walked together.
-  for (int level = 1; level < num_levels(); level++) {
-    const FileList& files = files_[level];
-    size_t fi = 0;
-    for (size_t i = 0; i < n && fi < files.size(); i++) {
-      MultiGetKey* k = keys[i];
-      if (k->done()) continue;
-      const Slice ikey = k->lkey.internal_key();
-      size_t next = fi;
-      while (next < files.size() && icmp->Compare(files[next]->largest, ikey) < 0) next++;
-      if (next != fi) {
-        lookup(*files[fi]);
-        fi = next;
-        if (fi == files.size()) break;
+  auto run_groups = [&](std::vector<std::pair<size_t, size_t>>* list) {
+    std::sort(list->begin(), list->end());
+    for (size_t i = 0; i < list->size();) {
+      size_t j = i;
+      group.clear();
+      while (j < list->size() && (*list)[j].first == (*list)[i].first) {
+        group.push_back(keys[(*list)[j].second]);
+        j++;
       }
-      if (ucmp->Compare(k->lkey.user_key(), ExtractUserKey(files[fi]->smallest)) < 0) continue;
-      group.push_back(k);
+      reader((*list)[i].first)->MultiGet(options, group.data(), group.size(), io,
+                                         /*filter_checked=*/true);
+      i = j;
     }
-    if (fi < files.size()) lookup(*files[fi]);
-    group.clear();
-    finish_step();
+  };
+  while (true) {
+    unplaced.clear();
+    for (size_t i = 0; i < n; i++) {
+      if (!keys[i]->done() && !keys[i]->exhausted) unplaced.push_back(keys[i]);
+    }
+    // Place every key at the next file whose filter may hold it. Filter probes need no IO, so
+    // a key whose entries sit deep in the tree is placed there in this round: the reads of
+    // all levels go out together instead of one level after another.
+    placed.clear();
+    while (!unplaced.empty()) {
+      for (MultiGetKey* k : unplaced) {
+        const FileMetaData* f = NextCandidate(k);
+        if (f == nullptr) {
+          k->exhausted = true;
+          continue;
+        }
+        k->table = table_of(f);
+        if (open[k->table].status.ok()) reader(k->table)->PrefetchFilter(k->hash);
+      }
+      next.clear();
+      for (MultiGetKey* k : unplaced) {
+        if (k->exhausted) continue;
+        const OpenTable& t = open[k->table];
+        if (!t.status.ok()) {
+          k->status = t.status;
+        } else if (reader(k->table)->FilterMayMatch(k->hash)) {
+          placed.emplace_back(k->table, k->position);
+        } else {
+          next.push_back(k);
+        }
+      }
+      unplaced.swap(next);
+    }
+    if (placed.empty()) break;
+    // One TableReader::MultiGet per file, its keys in batch (sorted) order.
+    run_groups(&placed);
+    if (io != nullptr) io->RunUntilDone();
+  }
+  for (const OpenTable& t : open) {
+    if (t.status.ok()) tc->Release(t.handle);
   }
 }
 

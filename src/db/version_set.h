@@ -59,13 +59,18 @@ class Version {
   // deeper level, until ctx has its answer. OK also when nothing was found.
   [[nodiscard]] Status Get(const ReadOptions& options, const LookupKey& key,
                            GetContext* ctx) const;
-  // Looks up keys[0..n) (sorted by user key, none done) level by level: each L0 file newest
-  // first, then per deeper level the keys grouped by the one file that may hold them, each
-  // group looked up by TableReader::MultiGet. With io, a level's missing blocks are read
-  // concurrently and the level completes before the next starts. Errors go to the keys'
-  // statuses.
+  // Looks up keys[0..n) (sorted by user key, none done) in rounds.
+  // Each round places every unresolved key at the next file on its path (L0 files newest
+  // first, then the one file per deeper level whose range holds it) whose filter may hold it,
+  // then looks the keys up file by file with TableReader::MultiGet. Keys on different levels
+  // are read in the same round, so with io one round's block reads all go out together;
+  // keys found to need an older file (filter false positive, merge operands) go on in the
+  // next round. Errors go to the keys' statuses.
   void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
                 AsyncIo* io) const;
+  // Advances k's path through the tree to the next file whose key range holds k's user key
+  // (null: none left).
+  const FileMetaData* NextCandidate(MultiGetKey* k) const;
   // One iterator per L0 file and one concatenating iterator per deeper non-empty level.
   void AddIterators(const ReadOptions& options,
                     std::vector<std::unique_ptr<InternalIterator>>* iters) const;
