@@ -198,6 +198,52 @@ Status ReadRange(const RandomAccessFile* file, uint64_t offset, size_t n, Slice*
   return Status::OK();
 }
 
+Status ReadaheadBuffer::ReadBlock(const RandomAccessFile* file, uint64_t file_size,
+                                  const std::string& file_name, const BlockHandle& handle,
+                                  bool verify_checksum, BlockContents* contents) {
+  if (handle.offset() > file_size || handle.size() > file_size - handle.offset() ||
+      file_size - handle.offset() - handle.size() < kBlockTrailerSize) {
+    return Status::Corruption(fmt::format("{}: block handle (offset {}, size {}) past the end "
+                                          "of the {}-byte file",
+                                          file_name, handle.offset(), handle.size(), file_size));
+  }
+  const size_t n = static_cast<size_t>(handle.size()) + kBlockTrailerSize;
+  const uint64_t off = handle.offset();
+  if (off < start_ || off + n > start_ + len_) {
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(std::max(readahead_, n), file_size - off));
+    if (want > capacity_) {
+      window_ = std::make_unique_for_overwrite<char[]>(want);
+      capacity_ = want;
+    }
+    len_ = 0;
+    Slice got;
+    Status s = ReadRange(file, off, want, &got, window_.get());
+    if (!s.ok()) {
+      return Status::IOError(fmt::format("{}: reading block at offset {}", file_name, off),
+                             s.ToString());
+    }
+    if (got.data() != window_.get()) std::memmove(window_.get(), got.data(), got.size());
+    start_ = off;
+    len_ = got.size();
+    if (len_ < n) {
+      return Status::Corruption(fmt::format(
+          "{}: block at offset {} truncated (read {} of {} bytes)", file_name, off, len_, n));
+    }
+  }
+  const Slice raw(window_.get() + (off - start_), n);
+  Status s = DecodeBlock(raw, file_name, off, verify_checksum, contents);
+  if (s.ok() && contents->owned == nullptr) {
+    // The window is reused: the block gets bytes of its own.
+    auto own = std::make_unique_for_overwrite<char[]>(n);
+    std::memcpy(own.get(), raw.data(), n);
+    contents->data = Slice(own.get(), n - kBlockTrailerSize);
+    contents->owned = std::move(own);
+    contents->owned_size = n;
+  }
+  return s;
+}
+
 Status ReadBlock(const RandomAccessFile* file, uint64_t file_size, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum, BlockContents* contents) {
   BlockReadRequest read;

@@ -104,6 +104,26 @@ class BlockReadRequest {
 [[nodiscard]] Status ReadRange(const RandomAccessFile* file, uint64_t offset, size_t n,
                                Slice* result, char* scratch);
 
+// Blocks read through a window of the file fetched in one request of readahead bytes, for
+// sequential scans (compaction inputs) that would otherwise issue one small read per block.
+// Ownership: owns the window. Thread safety: one thread.
+class ReadaheadBuffer {
+ public:
+  explicit ReadaheadBuffer(size_t readahead) : readahead_(readahead) {}
+  // As ReadBlock, but from the window when it holds the whole block; otherwise the window is
+  // refilled starting at the block.
+  [[nodiscard]] Status ReadBlock(const RandomAccessFile* file, uint64_t file_size,
+                                 const std::string& file_name, const BlockHandle& handle,
+                                 bool verify_checksum, BlockContents* contents);
+
+ private:
+  const size_t readahead_;
+  uint64_t start_ = 0;
+  size_t len_ = 0;
+  size_t capacity_ = 0;
+  std::unique_ptr<char[]> window_;
+};
+
 // Reads the block at handle from file (of file_size bytes, for a clear error when the handle
 // points past the end), verifies its trailer when verify_checksum, and decompresses it.
 // file_name only labels errors, which are Corruption naming file and offset, or IOError.

@@ -67,7 +67,11 @@ class TableIterator final : public InternalIterator {
  public:
   TableIterator(const TableReader* table, const ReadOptions& options,
                 const InternalKeyComparator* cmp, std::unique_ptr<InternalIterator> index)
-      : table_(table), options_(options), cmp_(cmp), index_(std::move(index)) {}
+      : table_(table), options_(options), cmp_(cmp), index_(std::move(index)) {
+    if (options.readahead_size > 0) {
+      readahead_ = std::make_unique<ReadaheadBuffer>(options.readahead_size);
+    }
+  }
 
   bool Valid() const override { return data_valid_ && data_.Valid(); }
   void SeekToFirst() override {
@@ -129,7 +133,7 @@ class TableIterator final : public InternalIterator {
     }
     if (data_valid_ && handle.offset() == block_offset_) return;  // already loaded
     ClearBlock();
-    s = table_->GetDataBlock(options_, handle, &block_);
+    s = table_->GetDataBlock(options_, handle, &block_, readahead_.get());
     if (!s.ok()) {
       status_ = s;
       return;
@@ -161,6 +165,7 @@ class TableIterator final : public InternalIterator {
   const ReadOptions options_;
   const InternalKeyComparator* const cmp_;
   std::unique_ptr<InternalIterator> index_;
+  std::unique_ptr<ReadaheadBuffer> readahead_;  // null: one read per block
   BlockRef block_;
   BlockIter data_;
   bool data_valid_ = false;
@@ -329,13 +334,16 @@ void TableReader::InstallBlock(const ReadOptions& options, const BlockHandle& ha
 }
 
 Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& handle,
-                                 BlockRef* ref) const {
+                                 BlockRef* ref, ReadaheadBuffer* readahead) const {
   ref->Reset();
   if (LookupCachedBlock(handle, ref)) return Status::OK();
   const uint64_t start = options_.statistics != nullptr ? NowMicros() : 0;
   BlockContents contents;
-  Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
-                       options.verify_checksums, &contents);
+  Status s = readahead != nullptr
+                 ? readahead->ReadBlock(file_.get(), file_size_, options_.file_name, handle,
+                                        options.verify_checksums, &contents)
+                 : ReadBlock(file_.get(), file_size_, options_.file_name, handle,
+                             options.verify_checksums, &contents);
   if (options_.statistics != nullptr) {
     options_.statistics->recordInHistogram(SST_READ_MICROS, NowMicros() - start);
   }

@@ -98,8 +98,9 @@ class TableReader {
   const BlockHandle& filter_handle() const { return filter_handle_; }
 
   // Reads (or finds in the cache) the data block at handle.
+  // With readahead, a block not in the cache comes through that window.
   [[nodiscard]] Status GetDataBlock(const ReadOptions& options, const BlockHandle& handle,
-                                    BlockRef* ref) const;
+                                    BlockRef* ref, ReadaheadBuffer* readahead = nullptr) const;
 
   // Looks up keys[0..n) (sorted by internal key, none resolved) in this table: the filter is
   // probed for the whole batch (lines prefetched first), the index sought once per group of

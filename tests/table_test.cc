@@ -356,10 +356,14 @@ TEST_F(TableTest, RoundTripsAcrossShapes) {
       EXPECT_EQ(reader->properties().num_entries, entries.size());
       EXPECT_EQ(reader->properties().num_data_blocks, written.num_data_blocks);
       EXPECT_EQ(reader->properties().filter_kind, shape.bloom_bits > 0 ? "cachelocalbloom" : "");
-      auto it = reader->NewIterator(ReadOptions());
       auto targets = InternalTargets(entries, &rnd);
-      test::CheckIteratorContract(it.get(), entries, &icmp_, 1, &targets);
-      it.reset();
+      // Block by block, and through readahead windows smaller and larger than a block.
+      for (size_t readahead : {size_t{0}, size_t{100}, size_t{4096}, size_t{1} << 20}) {
+        ReadOptions ro;
+        ro.readahead_size = readahead;
+        auto it = reader->NewIterator(ro);
+        test::CheckIteratorContract(it.get(), entries, &icmp_, 1, &targets);
+      }
 
       // Point lookups: every user key at its own and neighbouring sequences, and absent keys.
       std::set<std::string> users;
@@ -507,10 +511,14 @@ TEST_F(TableTest, BadFilesGiveClearErrors) {
   s = reader->VerifyChecksum();
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.ToString().find("offset 0"), std::string::npos) << s.ToString();
-  auto it = reader->NewIterator(ReadOptions());
-  it->SeekToFirst();
-  EXPECT_FALSE(it->Valid());
-  EXPECT_TRUE(it->status().IsCorruption());
+  for (size_t readahead : {size_t{0}, size_t{1} << 20}) {
+    ReadOptions ro;
+    ro.readahead_size = readahead;
+    auto it = reader->NewIterator(ro);
+    it->SeekToFirst();
+    EXPECT_FALSE(it->Valid());
+    EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+  }
   // Without checksum verification the damaged byte could be returned: verify is the default.
   EXPECT_TRUE(ReadOptions().verify_checksums);
 

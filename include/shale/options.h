@@ -96,6 +96,9 @@ struct ReadOptions {
   bool fill_cache = true;
   // MultiGet reads blocks with io_uring from coroutines (falls back to synchronous reads).
   bool async_io = true;
+  // Iterators read table files this many bytes at a time instead of block by block (0: one
+  // block per read). Compaction reads its inputs with 2 MiB.
+  size_t readahead_size = 0;
 };
 
 struct WriteOptions {
