@@ -115,15 +115,26 @@ Status DecodeBlock(const Slice& raw, const std::string& file_name, uint64_t offs
   return corrupt("unknown compression type");
 }
 
-Status BlockReadRequest::Prepare(const RandomAccessFile* file, uint64_t file_size,
-                                 const std::string& file_name, const BlockHandle& handle) {
-  handle_ = handle;
+namespace {
+
+// Corruption when the block (with its trailer) does not lie inside the file.
+Status CheckHandle(uint64_t file_size, const std::string& file_name, const BlockHandle& handle) {
   if (handle.offset() > file_size || handle.size() > file_size - handle.offset() ||
       file_size - handle.offset() - handle.size() < kBlockTrailerSize) {
     return Status::Corruption(fmt::format("{}: block handle (offset {}, size {}) past the end "
                                           "of the {}-byte file",
                                           file_name, handle.offset(), handle.size(), file_size));
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status BlockReadRequest::Prepare(const RandomAccessFile* file, uint64_t file_size,
+                                 const std::string& file_name, const BlockHandle& handle) {
+  handle_ = handle;
+  Status bounds = CheckHandle(file_size, file_name, handle);
+  if (!bounds.ok()) return bounds;
   const size_t n = static_cast<size_t>(handle.size()) + kBlockTrailerSize;
   request_ = ReadRequest{};
   const size_t align = file->GetRequiredBufferAlignment();
@@ -201,12 +212,8 @@ Status ReadRange(const RandomAccessFile* file, uint64_t offset, size_t n, Slice*
 Status ReadaheadBuffer::ReadBlock(const RandomAccessFile* file, uint64_t file_size,
                                   const std::string& file_name, const BlockHandle& handle,
                                   bool verify_checksum, BlockContents* contents) {
-  if (handle.offset() > file_size || handle.size() > file_size - handle.offset() ||
-      file_size - handle.offset() - handle.size() < kBlockTrailerSize) {
-    return Status::Corruption(fmt::format("{}: block handle (offset {}, size {}) past the end "
-                                          "of the {}-byte file",
-                                          file_name, handle.offset(), handle.size(), file_size));
-  }
+  Status bounds = CheckHandle(file_size, file_name, handle);
+  if (!bounds.ok()) return bounds;
   const size_t n = static_cast<size_t>(handle.size()) + kBlockTrailerSize;
   const uint64_t off = handle.offset();
   if (off < start_ || off + n > start_ + len_) {
