@@ -29,7 +29,13 @@ class Cleanable {
   Cleanable& operator=(Cleanable&& other) noexcept;
 
   // REQUIRES: function != nullptr.
-  void RegisterCleanup(CleanupFunction function, void* arg1, void* arg2);
+  void RegisterCleanup(CleanupFunction function, void* arg1, void* arg2) {
+    if (first_.function == nullptr) {
+      first_ = Cleanup{function, arg1, arg2};
+    } else {
+      RegisterMore(function, arg1, arg2);
+    }
+  }
   // Moves every cleanup of *this to *other (which runs them later); *this is left empty.
   void DelegateCleanupsTo(Cleanable* other);
   bool HasCleanups() const { return first_.function != nullptr; }
@@ -42,7 +48,20 @@ class Cleanable {
     void* arg1 = nullptr;
     void* arg2 = nullptr;
   };
-  void DoCleanup();
+  void DoCleanup() {
+    if (first_.function == nullptr) return;
+    if (more_.empty()) {
+      // The common case, one pin: detach it first so a cleanup that touches this object sees
+      // it empty.
+      const Cleanup c = first_;
+      first_ = Cleanup{};
+      c.function(c.arg1, c.arg2);
+      return;
+    }
+    DoCleanupAll();
+  }
+  void RegisterMore(CleanupFunction function, void* arg1, void* arg2);
+  void DoCleanupAll();
 
   Cleanup first_;             // inline: the common case is a single pin
   std::vector<Cleanup> more_;  // the rest, in registration order
@@ -59,7 +78,11 @@ class PinnableSlice : public Slice, public Cleanable {
   PinnableSlice& operator=(const PinnableSlice&) = delete;
 
   // Points at s, kept alive until Reset() by cleanup(arg1, arg2). REQUIRES: not pinned.
-  void PinSlice(const Slice& s, CleanupFunction cleanup, void* arg1, void* arg2);
+  void PinSlice(const Slice& s, CleanupFunction cleanup, void* arg1, void* arg2) {
+    pinned_ = true;
+    static_cast<Slice&>(*this) = s;
+    RegisterCleanup(cleanup, arg1, arg2);
+  }
   // Points at s, taking over every cleanup of *cleanable. REQUIRES: not pinned.
   void PinSlice(const Slice& s, Cleanable* cleanable);
   // Copies s into the self buffer and points at it.
@@ -72,7 +95,11 @@ class PinnableSlice : public Slice, public Cleanable {
   std::string* GetSelf() { return buf_; }
   bool IsPinned() const { return pinned_; }
   // Releases the pin (if any) and empties the slice.
-  void Reset();
+  void Reset() {
+    Cleanable::Reset();
+    pinned_ = false;
+    static_cast<Slice&>(*this) = Slice();
+  }
 
   // Shrinks the visible range; works for pinned and self-owned data alike.
   void remove_prefix(size_t n);

@@ -20,13 +20,9 @@ Cleanable& Cleanable::operator=(Cleanable&& other) noexcept {
   return *this;
 }
 
-void Cleanable::RegisterCleanup(CleanupFunction function, void* arg1, void* arg2) {
+void Cleanable::RegisterMore(CleanupFunction function, void* arg1, void* arg2) {
   assert(function != nullptr);
-  if (first_.function == nullptr) {
-    first_ = Cleanup{function, arg1, arg2};
-  } else {
-    more_.push_back(Cleanup{function, arg1, arg2});
-  }
+  more_.push_back(Cleanup{function, arg1, arg2});
 }
 
 void Cleanable::DelegateCleanupsTo(Cleanable* other) {
@@ -38,8 +34,7 @@ void Cleanable::DelegateCleanupsTo(Cleanable* other) {
   more_.clear();
 }
 
-void Cleanable::DoCleanup() {
-  if (first_.function == nullptr) return;
+void Cleanable::DoCleanupAll() {
   // Detach first so a cleanup that touches this object sees it empty.
   Cleanup first = std::exchange(first_, Cleanup{});
   std::vector<Cleanup> more = std::move(more_);
@@ -81,13 +76,6 @@ PinnableSlice& PinnableSlice::operator=(PinnableSlice&& other) noexcept {
   return *this;
 }
 
-void PinnableSlice::PinSlice(const Slice& s, CleanupFunction cleanup, void* arg1, void* arg2) {
-  assert(!pinned_);
-  pinned_ = true;
-  static_cast<Slice&>(*this) = s;
-  RegisterCleanup(cleanup, arg1, arg2);
-}
-
 void PinnableSlice::PinSlice(const Slice& s, Cleanable* cleanable) {
   assert(!pinned_);
   pinned_ = true;
@@ -99,12 +87,6 @@ void PinnableSlice::PinSelf(const Slice& s) {
   assert(!pinned_);
   buf_->assign(s.data(), s.size());
   static_cast<Slice&>(*this) = Slice(*buf_);
-}
-
-void PinnableSlice::Reset() {
-  Cleanable::Reset();
-  pinned_ = false;
-  static_cast<Slice&>(*this) = Slice();
 }
 
 void PinnableSlice::remove_prefix(size_t n) {
