@@ -1,10 +1,27 @@
 #include "tests/db_test_util.h"
 
+#include <sys/wait.h>
+
+#include <cstdio>
+
 #include <atomic>
 #include <random>
 #include <unistd.h>
 
 namespace shale::test {
+
+RunResult RunCommand(const std::string& command) {
+  const std::string cmd = command + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  RunResult r{-1, ""};
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 ScratchDir::ScratchDir() {
   static std::atomic<int> counter{0};

@@ -27,6 +27,14 @@ class ScratchDir {
   std::string path_;
 };
 
+// Runs a shell command; its exit status (-1 if it did not exit normally) and its stdout and
+// stderr together.
+struct RunResult {
+  int exit_code;
+  std::string output;
+};
+RunResult RunCommand(const std::string& command);
+
 class DBTestBase : public ::testing::Test {
  protected:
   DBTestBase();

@@ -1,7 +1,6 @@
 // tools/sst_dump on real files: scan, check, properties and verify on a good table, and a clear
 // message with exit status 1 on a damaged one.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -18,22 +17,8 @@ namespace {
 
 #ifdef SHALE_SST_DUMP
 
-struct RunResult {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
 RunResult RunSstDump(const std::string& args) {
-  const std::string cmd = std::string(SHALE_SST_DUMP) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  RunResult r{-1, ""};
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return RunCommand(std::string(SHALE_SST_DUMP) + " " + args);
 }
 
 class SstDumpTest : public ::testing::Test {

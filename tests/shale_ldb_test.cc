@@ -1,0 +1,123 @@
+// tools/shale_ldb on a real DB: get/put/delete/scan round trips, dump_wal, manifest_dump,
+// verify and stats, hex mode, and clear errors (exit 1) for a missing or damaged DB and bad
+// usage (exit 2).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "shale/merge_operator.h"
+#include "tests/db_test_util.h"
+
+namespace shale::test {
+namespace {
+
+#ifdef SHALE_LDB
+
+class ShaleLdbTest : public DBTestBase {
+ protected:
+  RunResult Ldb(const std::string& args) {
+    return RunCommand(std::string(SHALE_LDB) + " --db=" + dbname_ + " " + args);
+  }
+};
+
+TEST_F(ShaleLdbTest, ReadsAndWritesTheDb) {
+  Open();
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(Put("k" + std::to_string(10 + i), "v" + std::to_string(i)).ok());
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(Put("k99", "in-the-wal").ok());
+  Close();
+
+  RunResult r = Ldb("get k12");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "v2\n");
+  r = Ldb("get k99");
+  EXPECT_EQ(r.output, "in-the-wal\n");
+  r = Ldb("get nope");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("not found"), std::string::npos);
+
+  EXPECT_EQ(Ldb("put newkey newvalue").exit_code, 0);
+  EXPECT_EQ(Ldb("get newkey").output, "newvalue\n");
+  EXPECT_EQ(Ldb("delete k10").exit_code, 0);
+  EXPECT_EQ(Ldb("get k10").exit_code, 1);
+
+  r = Ldb("scan --from=k11 --to=k14");
+  EXPECT_EQ(r.output, "k11 ==> v1\nk12 ==> v2\nk13 ==> v3\n");
+  r = Ldb("scan --limit=2");
+  EXPECT_EQ(r.output, "k11 ==> v1\nk12 ==> v2\n");
+  // Hex in and out: "k12" is 6b3132.
+  r = Ldb("--hex get 0x6b3132");
+  EXPECT_EQ(r.output, "7632\n");
+
+  r = Ldb("stats");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("L0"), std::string::npos) << r.output;
+
+  r = Ldb("verify");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(".sst"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MANIFEST"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("DAMAGED"), std::string::npos) << r.output;
+
+  r = Ldb("manifest_dump");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("edits"), std::string::npos) << r.output;
+}
+
+TEST_F(ShaleLdbTest, DumpWalShowsEveryRecord) {
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator();
+  Open();
+  ASSERT_TRUE(Put("a", "1").ok());
+  ASSERT_TRUE(Delete("b").ok());
+  ASSERT_TRUE(Merge("c", "x").ok());
+  Close();
+  RunResult r = Ldb("dump_wal");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("PUT(a) : 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("DELETE(b)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MERGE(c) : x"), std::string::npos) << r.output;
+  r = Ldb("--merge_operator=StringAppendOperator get c");
+  EXPECT_EQ(r.output, "x\n");
+}
+
+TEST_F(ShaleLdbTest, ClearErrorsForMissingOrDamagedDbsAndBadUsage) {
+  RunResult r = Ldb("get k");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
+  r = Ldb("verify");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no CURRENT"), std::string::npos) << r.output;
+
+  Open();
+  for (int i = 0; i < 200; i++) ASSERT_TRUE(Put("k" + std::to_string(i), std::string(50, 'v')).ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  Close();
+  // Damage a table in the middle of its data.
+  for (const auto& e : std::filesystem::directory_iterator(dbname_)) {
+    if (e.path().extension() == ".sst") {
+      std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(100);
+      f.put('\x7f');
+    }
+  }
+  r = Ldb("verify");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("DAMAGED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checksum mismatch"), std::string::npos) << r.output;
+
+  EXPECT_EQ(Ldb("").exit_code, 2);
+  EXPECT_EQ(Ldb("frobnicate").exit_code, 2);
+  EXPECT_EQ(Ldb("--bogus get k").exit_code, 2);
+  EXPECT_EQ(Ldb("get").exit_code, 2);
+  EXPECT_EQ(Ldb("scan --limit=-3").exit_code, 2);
+  EXPECT_EQ(RunCommand(std::string(SHALE_LDB) + " get k").exit_code, 2);  // no --db
+}
+
+#endif  // SHALE_LDB
+
+}  // namespace
+}  // namespace shale::test
