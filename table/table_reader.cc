@@ -460,27 +460,23 @@ void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
   }
 }
 
-Task TableReader::ReadMissedBlocks(ReadOptions options, std::vector<MissedBlock> blocks,
-                                   AsyncIo* io) const {
-  std::vector<ReadRequest*> requests;
-  requests.reserve(blocks.size());
-  for (MissedBlock& b : blocks) {
-    b.status = b.read.Prepare(file_.get(), file_size_, options_.file_name, b.handle);
-    if (b.status.ok()) requests.push_back(b.read.request());
+Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const {
+  block.status = block.read.Prepare(file_.get(), file_size_, options_.file_name, block.handle);
+  if (block.status.ok()) {
+    ReadRequest* request = block.read.request();
+    co_await io->ReadAll(file_.get(), &request, 1);
   }
-  co_await io->ReadAll(file_.get(), requests.data(), requests.size());
-  for (MissedBlock& b : blocks) {
-    BlockContents contents;
-    if (b.status.ok()) b.status = b.read.Finish(options_.file_name, options.verify_checksums,
-                                                &contents);
-    if (!b.status.ok()) {
-      for (MultiGetKey* k : b.keys) k->status = b.status;
-      continue;
-    }
-    BlockRef ref;
-    InstallBlock(options, b.handle, std::move(contents), &ref);
-    ServeKeys(options, ref, b.handle, b.keys.data(), b.keys.size());
+  BlockContents contents;
+  if (block.status.ok()) {
+    block.status = block.read.Finish(options_.file_name, options.verify_checksums, &contents);
   }
+  if (!block.status.ok()) {
+    for (MultiGetKey* k : block.keys) k->status = block.status;
+    co_return;
+  }
+  BlockRef ref;
+  InstallBlock(options, block.handle, std::move(contents), &ref);
+  ServeKeys(options, ref, block.handle, block.keys.data(), block.keys.size());
 }
 
 bool TableReader::FilterMayMatch(uint64_t hash) const {
@@ -555,7 +551,9 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
     }
     i = j;
   }
-  if (!missed.empty()) io->Spawn(ReadMissedBlocks(options, std::move(missed), io));
+  // One coroutine per missing block: each block is decoded and serves its keys as soon as
+  // it arrives, while the file's other reads are still in flight.
+  for (MissedBlock& m : missed) io->Spawn(ReadMissedBlock(options, std::move(m), io));
 }
 
 std::unique_ptr<InternalIterator> TableReader::NewIndexIterator() const {

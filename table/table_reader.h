@@ -105,8 +105,8 @@ class TableReader {
   // Looks up keys[0..n) (sorted by internal key, none resolved) in this table: the filter is
   // probed for the whole batch (lines prefetched first), the index sought once per group of
   // keys sharing a data block, and each block read once for its group. Cached blocks serve
-  // their keys at once; with io, missing blocks are read by a coroutine spawned on io (which
-  // the caller runs, keeping this reader alive until it finishes); without, synchronously.
+  // their keys at once; with io, each missing block is read by a coroutine spawned on io
+  // (which the caller runs, keeping this reader alive until it finishes); without, synchronously.
   // A key's errors go to its own status; the other keys are unaffected.
   // filter_checked: the caller already asked FilterMayMatch for every key.
   void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n, AsyncIo* io,
@@ -142,7 +142,7 @@ class TableReader {
                                     bool* matched) const;
   void ServeKeys(const ReadOptions& options, const BlockRef& ref, const BlockHandle& handle,
                  MultiGetKey* const* keys, size_t n) const;
-  Task ReadMissedBlocks(ReadOptions options, std::vector<MissedBlock> blocks, AsyncIo* io) const;
+  Task ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const;
   Status Annotate(const Status& s) const;
 
   const TableReaderOptions options_;

@@ -92,6 +92,9 @@ class AsyncReader {
   // is outstanding) and runs the callbacks of every completed read. An error means the reader
   // is unusable; requests not yet completed then complete with that error.
   [[nodiscard]] virtual Status Poll() = 0;
+  // Hands reads queued so far to the device without waiting (Poll does this too); lets the
+  // caller start the first reads of a batch while it prepares the rest.
+  [[nodiscard]] virtual Status Flush() { return Status::OK(); }
   // Reads submitted whose callbacks have not run yet.
   virtual size_t pending() const = 0;
   // What does the reading: "io_uring", "sync", ...

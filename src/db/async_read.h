@@ -60,6 +60,8 @@ class AsyncIo {
 
   // Starts task (it runs until its first suspension) and keeps it until RunUntilDone.
   void Spawn(Task task);
+  // Sends the reads queued so far to the device now.
+  void Flush() { reader_->Flush().PermitUncheckedError(); }  // Poll reports a broken reader
   // Drives the reader until every spawned task has finished. A reader that fails still
   // completes its reads (with errors), so this always ends.
   void RunUntilDone();

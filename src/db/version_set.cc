@@ -127,6 +127,8 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
       }
       reader((*list)[i].first)->MultiGet(options, group.data(), group.size(), io,
                                          /*filter_checked=*/true);
+      // This file's reads go out while the next file's keys are placed in blocks.
+      if (io != nullptr) io->Flush();
       i = j;
     }
   };

@@ -58,6 +58,13 @@ class IoUringReader final : public AsyncReader {
     return broken_;
   }
 
+  Status Flush() override {
+    if (!broken_.ok() || queued_.empty()) return broken_;
+    Status s = SubmitQueued();
+    if (!s.ok()) Break(s);
+    return broken_;
+  }
+
   size_t pending() const override { return queued_.size() + in_kernel_ + completed_.size(); }
   const char* Name() const override { return "io_uring"; }
 
