@@ -4,9 +4,11 @@
 # (shale ops/sec ÷ RocksDB ops/sec).
 #
 #   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
-#       rows: B1 .. B10 (default: all); EXTRA FLAGS are added to every run of both engines.
+#       rows: B1 .. B11 (default: all); EXTRA FLAGS are added to every run of both engines.
 #       Rows B7-B9 load a DB first and then measure on it (-use_existing_db); B8 and B9 are
-#       latency rows, so their ratio of ops/sec is RocksDB's latency over shale's.
+#       latency rows, so their ratio of ops/sec is RocksDB's latency over shale's. B11 is B2's
+#       peak resident memory (/usr/bin/time -v) in KiB, and its ratio is shale's over RocksDB's
+#       (lower is better).
 #
 # Environment: SHALE_DB_BENCH (default build-release/tools/db_bench, built if missing),
 # ROCKSDB_DB_BENCH (default /usr/bin/db_bench from rocksdb-tools), TMPDIR.
@@ -23,7 +25,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 rows=("$@")
-[[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B4 B5 B6 B7 B8 B9 B10)
+[[ ${#rows[@]} -eq 0 ]] && rows=(B1 B2 B3 B4 B5 B6 B7 B8 B9 B10 B11)
 
 shale=${SHALE_DB_BENCH:-build-release/tools/db_bench}
 rocks=${ROCKSDB_DB_BENCH:-/usr/bin/db_bench}
@@ -49,6 +51,7 @@ row_flags() {
     B7) echo "-use_existing_db=true -use_direct_reads=true -cache_size=8388608 -benchmarks=multireadrandom -num=2000000 -value_size=256 -batch_size=32 -multiread_batched=true -async_io=true -duration=20" ;;
     B8) echo "-benchmarks=readrandomoperands -use_existing_db=true -avoid_flush_during_recovery=true -write_buffer_size=1048576000 -merge_operator=StringAppendOperator -num=4 -value_size=2048 -threads=2 -duration=5" ;;
     B9) echo "-benchmarks=readrandomoperands -use_existing_db=true -avoid_flush_during_recovery=true -write_buffer_size=1048576000 -merge_operator=StringAppendOperator -num=1 -value_size=8 -threads=1 -duration=5" ;;
+    B11) echo "-benchmarks=fillrandom -num=1000000" ;;
     B10) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
     *) echo "unknown row $1" >&2; exit 2 ;;
   esac
@@ -80,16 +83,31 @@ run_one() {
     awk '/ ops\/sec/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ops/sec") v = $i } END { print v }'
 }
 
+# Prints the peak resident set size (KiB) of a fresh db_bench run.
+run_rss() {
+  local bin=$1
+  shift
+  rm -rf "$work/db"
+  /usr/bin/time -v "$bin" -db="$work/db" "$@" 2>&1 >/dev/null |
+    awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }'
+}
+
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-printf '%-4s %14s %14s %8s\n' row "shale ops/s" "rocksdb ops/s" ratio
+# Figures are ops/sec, except B11 (peak RSS in KiB).
+printf '%-4s %14s %14s %8s\n' row "shale" "rocksdb" ratio
 for row in "${rows[@]}"; do
   read -r -a flags <<<"$(row_flags "$row")"
   ratios=() s_all=() r_all=()
   for ((i = 0; i < repeats; i++)); do
-    load=$(row_load "$row")
-    r=$(run_one "$rocks" "$load" "${common[@]}" "${flags[@]}" "${extra[@]}")
-    s=$(run_one "$shale" "$load" "${common[@]}" "${flags[@]}" "${extra[@]}")
+    if [[ "$row" == B11 ]]; then
+      r=$(run_rss "$rocks" "${common[@]}" "${flags[@]}" "${extra[@]}")
+      s=$(run_rss "$shale" "${common[@]}" "${flags[@]}" "${extra[@]}")
+    else
+      load=$(row_load "$row")
+      r=$(run_one "$rocks" "$load" "${common[@]}" "${flags[@]}" "${extra[@]}")
+      s=$(run_one "$shale" "$load" "${common[@]}" "${flags[@]}" "${extra[@]}")
+    fi
     s_all+=("$s") r_all+=("$r")
     ratios+=("$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.3f", (r > 0 ? s / r : 0) }')")
   done
