@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs scoreboard rows (BENCHMARKS.md) for shale's db_bench and RocksDB's db_bench back to back,
 # alternating engines, each run in a fresh directory, and prints the median ratio per row
-# (shale ops/sec ÷ RocksDB ops/sec).
+# (shale ops/sec ÷ RocksDB ops/sec), then writes a PNG bar chart of the ratios (CHART, default
+# compare_rocksdb.png) with gnuplot.
 #
 #   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
 #       rows: B1 .. B11 (default: all); EXTRA FLAGS are added to every run of both engines.
@@ -111,7 +112,29 @@ for row in "${rows[@]}"; do
     s_all+=("$s") r_all+=("$r")
     ratios+=("$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.3f", (r > 0 ? s / r : 0) }')")
   done
+  ratio=$(printf '%s\n' "${ratios[@]}" | median)
   printf '%-4s %14s %14s %8s   (ratios: %s)\n' "$row" \
     "$(printf '%s\n' "${s_all[@]}" | median)" "$(printf '%s\n' "${r_all[@]}" | median)" \
-    "$(printf '%s\n' "${ratios[@]}" | median)" "${ratios[*]}"
+    "$ratio" "${ratios[*]}"
+  echo "$row $ratio" >>"$work/ratios.dat"
 done
+
+# A bar chart of the ratios (1.0 = parity), when gnuplot is installed.
+chart=${CHART:-compare_rocksdb.png}
+if command -v gnuplot >/dev/null; then
+  gnuplot <<PLOT
+set terminal png size 900,420
+set output "$chart"
+set title "shale / RocksDB 7.8.3 db_bench (B11: memory, lower is better)" noenhanced
+set style data histograms
+set style fill solid 0.6
+set boxwidth 0.7
+set yrange [0:*]
+set grid ytics
+set key off
+plot "$work/ratios.dat" using 2:xtic(1), 1 with lines lw 2
+PLOT
+  echo "chart: $chart"
+else
+  echo "chart: skipped (gnuplot not installed)"
+fi

@@ -9,8 +9,8 @@ packages=(
   liburing-dev libzstd-dev libfmt-dev libxxhash-dev libgflags-dev
 )
 # RocksDB's db_bench, for side-by-side comparisons (tools/compare_rocksdb.sh).
-# (/usr/bin/time measures peak memory for row B11.)
-if [[ "${SHALE_WITH_ROCKSDB:-0}" == 1 ]]; then packages+=(rocksdb-tools time); fi
+# (/usr/bin/time measures peak memory for row B11; gnuplot draws the chart.)
+if [[ "${SHALE_WITH_ROCKSDB:-0}" == 1 ]]; then packages+=(rocksdb-tools time gnuplot-nox); fi
 
 missing=()
 for p in "${packages[@]}"; do
