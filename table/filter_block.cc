@@ -97,16 +97,18 @@ bool FilterBlockReader::KeyMayMatch(const Slice& user_key) const {
   return HashMayMatch(Hash64(user_key));
 }
 
+const char* FilterBlockReader::LineFor(uint64_t hash) const {
+  return lines_ + static_cast<size_t>(LineOf(hash, num_lines_)) * kFilterLineBytes;
+}
+
 void FilterBlockReader::PrefetchHash(uint64_t hash) const {
-  if (valid_ && num_lines_ > 0) {
-    __builtin_prefetch(lines_ + static_cast<size_t>(LineOf(hash, num_lines_)) * kFilterLineBytes);
-  }
+  if (valid_ && num_lines_ > 0) __builtin_prefetch(LineFor(hash));
 }
 
 bool FilterBlockReader::HashMayMatch(uint64_t hash) const {
   if (!valid_) return true;
   if (num_lines_ == 0) return false;  // a filter over no keys
-  const char* line = lines_ + static_cast<size_t>(LineOf(hash, num_lines_)) * kFilterLineBytes;
+  const char* line = LineFor(hash);
   __builtin_prefetch(line);
   uint32_t probe = static_cast<uint32_t>(hash >> 32);
   for (int i = 0; i < num_probes_; i++) {

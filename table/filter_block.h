@@ -66,6 +66,9 @@ class FilterBlockReader {
   uint32_t num_lines() const { return num_lines_; }
 
  private:
+  // The 64-byte line hash maps to. REQUIRES: num_lines_ > 0.
+  const char* LineFor(uint64_t hash) const;
+
   const char* lines_ = nullptr;
   uint32_t num_lines_ = 0;
   int num_probes_ = 0;

@@ -22,11 +22,7 @@
 namespace shale::test {
 namespace {
 
-std::string Key(int i) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "key%06d", i);
-  return buf;
-}
+std::string Key(uint64_t i) { return NumberedKey(i); }
 
 class DBLsmTest : public DBTestBase {
  protected:

@@ -20,11 +20,7 @@
 namespace shale::test {
 namespace {
 
-std::string Key(uint64_t i) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "key%06llu", static_cast<unsigned long long>(i));
-  return buf;
-}
+std::string Key(uint64_t i) { return NumberedKey(i); }
 
 class DBMultiGetTest : public DBTestBase {
  protected:

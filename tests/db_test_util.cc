@@ -10,6 +10,12 @@
 
 namespace shale::test {
 
+std::string NumberedKey(uint64_t i) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "key%06llu", static_cast<unsigned long long>(i));
+  return buf;
+}
+
 RunResult RunCommand(const std::string& command) {
   const std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

@@ -27,6 +27,9 @@ class ScratchDir {
   std::string path_;
 };
 
+// "key000042": fixed width, so byte order is numeric order.
+std::string NumberedKey(uint64_t i);
+
 // Runs a shell command; its exit status (-1 if it did not exit normally) and its stdout and
 // stderr together.
 struct RunResult {

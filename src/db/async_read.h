@@ -1,5 +1,5 @@
 // Asynchronous block reads for MultiGet: an awaitable that reads a set of requests through the
-// calling thread's AsyncReader, the driver that runs a level's coroutines to completion, and
+// calling thread's AsyncReader, the driver that runs a round's coroutines to completion, and
 // the per-thread reader cache.
 //
 //   Task ReadBlocks(AsyncIo* io, ...) {

@@ -261,10 +261,7 @@ Status DBImpl::GetImpl(const ReadOptions& options, SequenceNumber seq, const Sli
   std::shared_ptr<SuperVersion> sv = GetSuperVersion();
   LookupKey lkey(key, seq);
   GetContext ctx(options_.merge_operator.get(), stats_, key, value);
-  bool in_memory = sv->mem->Get(lkey, &ctx);
-  for (size_t i = 0; i < sv->imm.size() && !ctx.resolved(); i++) {
-    in_memory = sv->imm[i]->Get(lkey, &ctx) || in_memory;
-  }
+  const bool in_memory = sv->GetFromMemTables(lkey, &ctx);
   Status s;
   if (!ctx.resolved()) s = sv->current->Get(options, lkey, &ctx);
   if (s.ok()) {
@@ -314,11 +311,7 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
   std::vector<MultiGetKey*> pending;
   pending.reserve(n);
   for (MultiGetKey* k : order) {
-    bool in_memory = sv->mem->Get(k->lkey, &k->ctx);
-    for (size_t i = 0; i < sv->imm.size() && !k->ctx.resolved(); i++) {
-      in_memory = sv->imm[i]->Get(k->lkey, &k->ctx) || in_memory;
-    }
-    memtable_hits += in_memory;
+    memtable_hits += sv->GetFromMemTables(k->lkey, &k->ctx);
     if (!k->done()) pending.push_back(k);
   }
   if (!pending.empty()) {
@@ -407,8 +400,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   // Operand pointers are gathered in a per-thread buffer: no allocation per call.
   thread_local std::vector<Slice> buffer;
   GetContext ctx(stats_, key, &opts->continue_cb, &buffer);
-  sv->mem->Get(lkey, &ctx);
-  for (size_t i = 0; i < sv->imm.size() && !ctx.resolved(); i++) sv->imm[i]->Get(lkey, &ctx);
+  sv->GetFromMemTables(lkey, &ctx);
   if (!ctx.resolved()) s = sv->current->Get(options, lkey, &ctx);
   if (!s.ok()) return s;
   ctx.Finish();

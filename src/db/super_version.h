@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memtable/memtable.h"
+#include "src/db/get_context.h"
 #include "src/db/version_set.h"
 
 namespace shale {
@@ -27,6 +28,16 @@ struct SuperVersion {
   ~SuperVersion() {
     mem->Unref();
     for (MemTable* i : imm) i->Unref();
+  }
+
+  // Feeds ctx the key's entries from the mutable memtable, then the immutable ones newest
+  // first, until ctx has its answer. True if any memtable held an entry of the key.
+  bool GetFromMemTables(const LookupKey& key, GetContext* ctx) const {
+    bool seen = mem->Get(key, ctx);
+    for (size_t i = 0; i < imm.size() && !ctx->resolved(); i++) {
+      seen = imm[i]->Get(key, ctx) || seen;
+    }
+    return seen;
   }
 
   MemTable* const mem;

@@ -1,13 +1,12 @@
 #include "src/db/version_set.h"
 
-#include "src/db/async_read.h"
-#include "src/db/multi_get.h"
-
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "src/db/async_read.h"
+#include "src/db/multi_get.h"
 #include "src/db/filename.h"
 #include "src/db/level_iterator.h"
 #include "table/table_cache.h"
@@ -116,22 +115,6 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
   std::vector<MultiGetKey*> unplaced, next;
   std::vector<std::pair<size_t, size_t>> placed;  // (table, key position in the batch)
   std::vector<MultiGetKey*> group;
-  auto run_groups = [&](std::vector<std::pair<size_t, size_t>>* list) {
-    std::sort(list->begin(), list->end());
-    for (size_t i = 0; i < list->size();) {
-      size_t j = i;
-      group.clear();
-      while (j < list->size() && (*list)[j].first == (*list)[i].first) {
-        group.push_back(keys[(*list)[j].second]);
-        j++;
-      }
-      reader((*list)[i].first)->MultiGet(options, group.data(), group.size(), io,
-                                         /*filter_checked=*/true);
-      // This file's reads go out while the next file's keys are placed in blocks.
-      if (io != nullptr) io->Flush();
-      i = j;
-    }
-  };
   while (true) {
     unplaced.clear();
     for (size_t i = 0; i < n; i++) {
@@ -167,7 +150,19 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
     }
     if (placed.empty()) break;
     // One TableReader::MultiGet per file, its keys in batch (sorted) order.
-    run_groups(&placed);
+    std::sort(placed.begin(), placed.end());
+    for (size_t i = 0; i < placed.size();) {
+      size_t j = i;
+      group.clear();
+      for (; j < placed.size() && placed[j].first == placed[i].first; j++) {
+        group.push_back(keys[placed[j].second]);
+      }
+      reader(placed[i].first)->MultiGet(options, group.data(), group.size(), io,
+                                        /*filter_checked=*/true);
+      // This file's reads go out while the next file's keys are placed in blocks.
+      if (io != nullptr) io->Flush();
+      i = j;
+    }
     if (io != nullptr) io->RunUntilDone();
   }
   for (const OpenTable& t : open) {
