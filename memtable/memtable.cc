@@ -8,6 +8,7 @@
 #include "shale/pinnable_slice.h"
 #include "src/db/get_context.h"
 #include "src/util/coding.h"
+#include "src/monitoring/perf_context_imp.h"
 #include "src/util/hash.h"
 
 namespace shale {
@@ -86,7 +87,14 @@ bool MemTable::MayContain(const Slice& user_key) const {
 }
 
 bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
-  if (!MayContain(key.user_key())) return false;
+  PerfCount(&PerfContext::get_from_memtable_count);
+  if (bloom_ != nullptr) {
+    if (!bloom_->MayContain(Hash64(key.user_key()))) {
+      PerfCount(&PerfContext::bloom_memtable_miss_count);
+      return false;
+    }
+    PerfCount(&PerfContext::bloom_memtable_hit_count);
+  }
   Table::Iterator iter(&table_);
   iter.Seek(key.memtable_key().data());
   const Comparator* ucmp = comparator_.user_comparator();

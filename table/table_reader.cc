@@ -5,16 +5,22 @@
 
 #include <fmt/format.h>
 
+#include "src/monitoring/perf_context_imp.h"
 #include "src/util/clock.h"
-
 #include "src/util/coding.h"
 
 namespace shale {
 namespace {
 
-
 void RecordTick(Statistics* stats, Tickers t) {
   if (stats != nullptr) stats->recordTick(t);
+}
+
+// A block read from the file, in the calling thread's PerfContext.
+void CountBlockRead(const BlockHandle& handle) {
+  if (!PerfCountEnabled()) return;
+  PerfCount(&PerfContext::block_read_count);
+  PerfCount(&PerfContext::block_read_byte, handle.size() + kBlockTrailerSize);
 }
 
 void DeleteCachedBlock(const Slice& /*key*/, void* value) {
@@ -271,11 +277,15 @@ Status TableReader::ReadMetaBlocks() {
   BlockContents index_contents;
   s = ReadBlock(file_.get(), file_size_, name, footer.index_handle, true, &index_contents);
   if (!s.ok()) return s;
+  CountBlockRead(footer.index_handle);
+  PerfCount(&PerfContext::index_block_read_count);
   index_block_ = std::make_unique<Block>(std::move(index_contents));
 
   if (filter_handle_.size() > 0) {
     s = ReadBlock(file_.get(), file_size_, name, filter_handle_, true, &filter_contents_);
     if (!s.ok()) return s;
+    CountBlockRead(filter_handle_);
+    PerfCount(&PerfContext::filter_block_read_count);
     filter_ = std::make_unique<FilterBlockReader>(filter_contents_.data);
   }
   return Status::OK();
@@ -298,6 +308,7 @@ bool TableReader::LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) co
   }
   RecordTick(options_.statistics, BLOCK_CACHE_HIT);
   RecordTick(options_.statistics, BLOCK_CACHE_DATA_HIT);
+  PerfCount(&PerfContext::block_cache_hit_count);
   ref->cache_ = cache;
   ref->handle_ = h;
   ref->block_ = static_cast<const Block*>(cache->Value(h));
@@ -338,6 +349,7 @@ Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& 
   ref->Reset();
   if (LookupCachedBlock(handle, ref)) return Status::OK();
   const uint64_t start = options_.statistics != nullptr ? NowMicros() : 0;
+  PerfTimer timer(&PerfContext::block_read_time);
   BlockContents contents;
   Status s = readahead != nullptr
                  ? readahead->ReadBlock(file_.get(), file_size_, options_.file_name, handle,
@@ -347,7 +359,9 @@ Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& 
   if (options_.statistics != nullptr) {
     options_.statistics->recordInHistogram(SST_READ_MICROS, NowMicros() - start);
   }
+  timer.Stop();
   if (!s.ok()) return s;
+  CountBlockRead(handle);
   InstallBlock(options, handle, std::move(contents), ref);
   return Status::OK();
 }
@@ -413,9 +427,11 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
   if (filter_ != nullptr) {
     if (!filter_->KeyMayMatch(ExtractUserKey(internal_key))) {
       RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
+      PerfCount(&PerfContext::bloom_sst_miss_count);
       return Status::OK();
     }
     RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
+    PerfCount(&PerfContext::bloom_sst_hit_count);
   }
   BlockIter index;
   index_block_->InitIterator(options_.comparator, &index);
@@ -474,6 +490,8 @@ Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncI
     for (MultiGetKey* k : block.keys) k->status = block.status;
     co_return;
   }
+  CountBlockRead(block.handle);
+  PerfCount(&PerfContext::multiget_async_read_count);
   BlockRef ref;
   InstallBlock(options, block.handle, std::move(contents), &ref);
   ServeKeys(options, ref, block.handle, block.keys.data(), block.keys.size());
@@ -483,9 +501,11 @@ bool TableReader::FilterMayMatch(uint64_t hash) const {
   if (filter_ == nullptr) return true;
   if (!filter_->HashMayMatch(hash)) {
     RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
+    PerfCount(&PerfContext::bloom_sst_miss_count);
     return false;
   }
   RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
+  PerfCount(&PerfContext::bloom_sst_hit_count);
   return true;
 }
 

@@ -139,6 +139,56 @@ TEST_F(DBBenchTest, ScoreboardCommandLinesRunAndReportInRocksDbFormat) {
   EXPECT_EQ(CountResults(r.output, "readrandomoperands"), 1) << r.output;
 }
 
+TEST_F(DBBenchTest, EveryBenchmarkRuns) {
+  RunResult r = Bench(
+      "-benchmarks=fillseq,fillrandom,filluniquerandom,overwrite,fillsync,readrandom,readseq,"
+      "readreverse,seekrandom,multireadrandom,mergerandom,readrandomoperands,readwhilewriting,"
+      "readrandomwriterandom,compact,waitforcompaction,stats -merge_operator=StringAppendOperator "
+      "-num=3000 -seek_nexts=3 -batch_size=8 -threads=2 -benchmark_write_rate_limit=1000000 "
+      "-statistics=true -perf_level=3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* b : {"fillseq", "fillrandom", "filluniquerandom", "overwrite", "fillsync",
+                        "readrandom", "readseq", "readreverse", "seekrandom", "multireadrandom",
+                        "mergerandom", "readrandomoperands", "readwhilewriting",
+                        "readrandomwriterandom"}) {
+    EXPECT_EQ(CountResults(r.output, b), 1) << b << "\n" << r.output;
+  }
+  // fillsync writes num / 1000 keys per thread, as RocksDB's does.
+  EXPECT_NE(r.output.find(" 6 operations;"), std::string::npos) << r.output;
+  // readwhilewriting reports its readers only: threads x num reads.
+  const std::regex rww(R"(readwhilewriting : .* 6000 operations;.*\(([0-9]+) of 6000 found\))");
+  EXPECT_TRUE(std::regex_search(r.output, rww)) << r.output;
+  // readrandomwriterandom splits its operations ~90/10 and reports the split.
+  std::smatch m;
+  const std::regex mixed(R"(\( reads:([0-9]+) writes:([0-9]+) total:([0-9]+) found:([0-9]+)\))");
+  ASSERT_TRUE(std::regex_search(r.output, m, mixed)) << r.output;
+  const int reads = std::stoi(m[1]), writes = std::stoi(m[2]), total = std::stoi(m[3]);
+  EXPECT_EQ(reads + writes, total);
+  EXPECT_EQ(total, 6000);
+  EXPECT_GT(reads, 8 * writes / 2) << m[0];
+  EXPECT_NE(r.output.find("compact      :"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("** DB Stats **"), std::string::npos) << r.output;
+  // -statistics and -perf_level print their reports.
+  EXPECT_NE(r.output.find("STATISTICS:\nshale.block.cache.miss COUNT : "), std::string::npos);
+  EXPECT_NE(r.output.find("shale.db.get.micros P50 : "), std::string::npos);
+  EXPECT_NE(r.output.find("PERF_CONTEXT:\nget_from_memtable_count = "), std::string::npos);
+  EXPECT_EQ(r.output.find("PERF_CONTEXT:\nget_from_memtable_count = 0, "
+                          "get_from_memtable_time = 0, get_from_output_files_time = 0, "
+                          "bloom_memtable_hit_count = 0, bloom_memtable_miss_count = 0, "
+                          "bloom_sst_hit_count = 0, bloom_sst_miss_count = 0, "
+                          "block_cache_hit_count = 0, block_read_count = 0, "
+                          "block_read_byte = 0, block_read_time = 0, "
+                          "index_block_read_count = 0, filter_block_read_count = 0, "
+                          "multiget_async_read_count = 0, internal_merge_count = 0, "
+                          "get_read_bytes = 0, multiget_read_bytes = 0, "
+                          "get_merge_operands_read_bytes = 0, iter_read_bytes = 0, "
+                          "internal_key_skipped_count = 0, internal_delete_skipped_count = 0, "
+                          "write_thread_wait_nanos = 0, write_delay_time = 0, "
+                          "write_wal_time = 0, write_memtable_time = 0\n"),
+            std::string::npos)
+      << "a benchmark reported an all-zero PerfContext";
+}
+
 TEST_F(DBBenchTest, ReportJsonIsValidAndHasEveryBenchmark) {
   const std::string json = dir_.path() + "/report.json";
   RunResult r = Bench("-benchmarks=fillrandom,readrandom -num=1000 -report_json=" + json);
@@ -158,7 +208,8 @@ TEST_F(DBBenchTest, ReportJsonIsValidAndHasEveryBenchmark) {
 TEST_F(DBBenchTest, BadFlagsAndUnknownBenchmarksExitTwo) {
   for (const char* args : {"-no_such_flag=1", "-num=abc", "-num=-5", "-compression_type=lz4",
                            "-benchmarks=frobnicate -num=10", "-threads=0",
-                           "-merge_operator=nope"}) {
+                           "-merge_operator=nope", "-readwritepercent=101", "-perf_level=9",
+                           "-seek_nexts=-1", "-entries_per_batch=-2"}) {
     RunResult r = Bench(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_FALSE(r.output.empty()) << args;

@@ -11,6 +11,13 @@
 // db_bench makes them, so both engines see the same key set). Values are -value_size bytes cut
 // from a buffer of data that compresses to half its size.
 //
+// readwhilewriting runs -threads readers and one more thread writing random keys (at
+// -benchmark_write_rate_limit bytes/s when set) until the readers finish; the line reports the
+// readers only, as RocksDB's does. readrandomwriterandom mixes -readwritepercent reads with writes
+// on every thread. seekrandom seeks to random keys and steps -seek_nexts entries on.
+// -perf_level=2 (counts) or 3..5 (and timings) prints each benchmark's PerfContext, summed over
+// its threads, after its result line.
+//
 // Unlike RocksDB's, unknown flags, malformed values and stray arguments exit with status 2, and
 // the seed is always printed so any run can be replayed with -seed.
 #include <gflags/gflags.h>
@@ -36,6 +43,7 @@
 #include "shale/cache.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
+#include "shale/perf_context.h"
 #include "shale/statistics.h"
 #include "src/util/histogram.h"
 #include "src/util/random.h"
@@ -84,6 +92,13 @@ DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
 DEFINE_string(merge_operator, "", "Merge operator by name (StringAppendOperator, uint64add)");
 DEFINE_int32(duration, 0, "Seconds a benchmark may run (0: until its operations are done)");
 DEFINE_string(report_json, "", "Write every result with percentiles to this JSON file");
+DEFINE_int64(entries_per_batch, 0, "Writes per WriteBatch (0: -batch_size)");
+DEFINE_int32(seek_nexts, 0, "seekrandom: Next() calls after each Seek");
+DEFINE_int32(readwritepercent, 90, "readrandomwriterandom: percentage of operations that read");
+DEFINE_uint64(benchmark_write_rate_limit, 0,
+              "readwhilewriting: the writer's rate in bytes/s (0: unlimited)");
+DEFINE_int32(perf_level, 1,
+             "PerfContext level: 1 off, 2 counts, 3..5 counts and timings (printed per benchmark)");
 DEFINE_bool(progress, true, "Print '... finished N ops' progress on stderr");
 
 namespace shale::bench {
@@ -107,6 +122,12 @@ void CheckFlagRanges() {
   }
   if (FLAGS_threads < 1 || FLAGS_threads > 1024) fail("-threads must be in [1, 1024]");
   if (FLAGS_batch_size < 1) fail("-batch_size must be >= 1");
+  if (FLAGS_entries_per_batch < 0) fail("-entries_per_batch must be >= 0");
+  if (FLAGS_seek_nexts < 0) fail("-seek_nexts must be >= 0");
+  if (FLAGS_readwritepercent < 0 || FLAGS_readwritepercent > 100) {
+    fail("-readwritepercent must be in [0, 100]");
+  }
+  if (FLAGS_perf_level < 0 || FLAGS_perf_level > 5) fail("-perf_level must be in [0, 5]");
   if (FLAGS_duration < 0) fail("-duration must be >= 0");
   if (!FLAGS_merge_operator.empty() &&
       shale::MergeOperators::CreateFromName(FLAGS_merge_operator) == nullptr) {
@@ -163,7 +184,10 @@ struct ThreadStats {
   uint64_t found = 0;
   double start = 0;
   double finish = 0;
+  uint64_t reads = 0;   // readrandomwriterandom's split
+  uint64_t writes = 0;
   Histogram latency_us;
+  PerfContext perf;
   uint64_t next_report = 100;
 
   void FinishedOps(uint64_t n, double op_start, bool track) {
@@ -178,10 +202,13 @@ struct Result {
   uint64_t bytes = 0;
   uint64_t found = 0;
   uint64_t reads = 0;  // for "(found of reads found)"
+  uint64_t writes = 0;
   bool is_read = false;
+  bool mixed = false;  // readrandomwriterandom: "( reads:R writes:W total:T found:F)"
   double elapsed = 0;
   double thread_seconds = 0;
   Histogram latency_us;
+  PerfContext perf;
 };
 
 class Benchmark {
@@ -217,13 +244,17 @@ class Benchmark {
   enum class Op {
     kFillSeq,
     kFillRandom,
+    kFillUniqueRandom,
     kOverwrite,
     kMergeRandom,
     kReadRandom,
     kReadRandomOperands,
     kMultiReadRandom,
     kReadSeq,
-    kReadReverse
+    kReadReverse,
+    kSeekRandom,
+    kReadWhileWriting,
+    kReadRandomWriteRandom
   };
 
   void PrintHeader() {
@@ -330,13 +361,18 @@ class Benchmark {
     if (name == "fillseq") {
       op = Op::kFillSeq;
       fresh = true;
-    } else if (name == "fillrandom" || name == "filluniquerandom") {
+    } else if (name == "fillrandom") {
       op = Op::kFillRandom;
       fresh = true;
+    } else if (name == "filluniquerandom") {
+      op = Op::kFillUniqueRandom;
+      fresh = true;
     } else if (name == "fillsync") {
+      // As in RocksDB's db_bench: num / 1000 writes, each synced.
       op = Op::kFillRandom;
       fresh = true;
       sync = true;
+      writes_override_ = std::max<uint64_t>(1, static_cast<uint64_t>(FLAGS_num) / 1000);
     } else if (name == "overwrite") {
       op = Op::kOverwrite;
     } else if (name == "mergerandom") {
@@ -355,6 +391,14 @@ class Benchmark {
     } else if (name == "multireadrandom") {
       op = Op::kMultiReadRandom;
       is_read = true;
+    } else if (name == "seekrandom") {
+      op = Op::kSeekRandom;
+      is_read = true;
+    } else if (name == "readwhilewriting") {
+      op = Op::kReadWhileWriting;
+      is_read = true;
+    } else if (name == "readrandomwriterandom") {
+      op = Op::kReadRandomWriteRandom;
     } else if (name == "readseq") {
       op = Op::kReadSeq;
       is_read = true;
@@ -401,7 +445,9 @@ class Benchmark {
     }
     benchmark_index_++;
     Result r = RunThreads(name, op, sync);
+    writes_override_ = 0;
     r.is_read = is_read;
+    r.mixed = op == Op::kReadRandomWriteRandom;
     Report(r);
     results->push_back(std::move(r));
     return 0;
@@ -424,10 +470,19 @@ class Benchmark {
           cv.wait(l, [&] { return go; });
         }
         ThreadStats& st = stats[t];
+        SetPerfLevel(static_cast<PerfLevel>(FLAGS_perf_level));
+        get_perf_context()->Reset();
         st.start = NowSeconds();
-        RunOp(op, t, sync, &st);
+        RunOp(op == Op::kReadWhileWriting ? Op::kReadRandom : op, t, sync, &st);
         st.finish = NowSeconds();
+        st.perf = *get_perf_context();
       });
+    }
+    // readwhilewriting: one more thread writes until the readers are done; it is not counted.
+    std::atomic<bool> readers_done{false};
+    std::thread writer;
+    if (op == Op::kReadWhileWriting) {
+      writer = std::thread([&] { WriteInBackground(n, sync, readers_done); });
     }
     {
       std::unique_lock<std::mutex> l(mu);
@@ -436,6 +491,8 @@ class Benchmark {
       cv.notify_all();
     }
     for (auto& th : threads) th.join();
+    readers_done.store(true);
+    if (writer.joinable()) writer.join();
     if (FLAGS_progress) std::fprintf(stderr, "%60s\r", "");
 
     Result r;
@@ -446,12 +503,15 @@ class Benchmark {
       r.ops += st.ops;
       r.bytes += st.bytes;
       r.found += st.found;
+      r.reads += st.reads;
+      r.writes += st.writes;
+      r.perf.Add(st.perf);
       r.thread_seconds += st.finish - st.start;
       r.latency_us.Merge(st.latency_us);
       first_start = std::min(first_start, st.start);
       last_finish = std::max(last_finish, st.finish);
     }
-    r.reads = r.ops;
+    if (op != Op::kReadRandomWriteRandom) r.reads = r.ops;
     r.elapsed = last_finish - first_start;
     return r;
   }
@@ -471,15 +531,47 @@ class Benchmark {
                  "");
   }
 
+  // readwhilewriting's writer: random Puts (at -benchmark_write_rate_limit bytes/s when set)
+  // until done is set.
+  void WriteInBackground(int thread, bool sync, const std::atomic<bool>& done) {
+    const uint64_t num = static_cast<uint64_t>(FLAGS_num);
+    Random rnd(seed_ + 1000003 * benchmark_index_ + 1000 * static_cast<uint64_t>(thread) + 1);
+    ValueSource values(seed_ + static_cast<uint64_t>(thread));
+    WriteOptions wo;
+    wo.sync = sync;
+    wo.disableWAL = FLAGS_disable_wal;
+    std::string key;
+    const double start = NowSeconds();
+    uint64_t bytes = 0;
+    while (!done.load(std::memory_order_relaxed)) {
+      keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+      Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
+      Status s = db_->Put(wo, key, v);
+      if (!s.ok()) Die("put", s);
+      bytes += key.size() + v.size();
+      if (FLAGS_benchmark_write_rate_limit > 0) {
+        const double due = start + static_cast<double>(bytes) /
+                                       static_cast<double>(FLAGS_benchmark_write_rate_limit);
+        const double ahead = due - NowSeconds();
+        if (ahead > 0) std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+      }
+    }
+  }
+
   void RunOp(Op op, int thread, bool sync, ThreadStats* st) {
     const bool track = FLAGS_histogram;
     const double deadline = FLAGS_duration > 0 ? NowSeconds() + FLAGS_duration : 0;
     const uint64_t num = static_cast<uint64_t>(FLAGS_num);
     const bool is_write = op == Op::kFillSeq || op == Op::kFillRandom ||
-                          op == Op::kOverwrite || op == Op::kMergeRandom;
+                          op == Op::kFillUniqueRandom || op == Op::kOverwrite ||
+                          op == Op::kMergeRandom;
+    const uint64_t per_batch =
+        static_cast<uint64_t>(FLAGS_entries_per_batch > 0 ? FLAGS_entries_per_batch
+                                                          : FLAGS_batch_size);
     const int64_t limit_flag = is_write ? FLAGS_writes : FLAGS_reads;
     // With -duration, time alone ends the benchmark (as in RocksDB's db_bench).
-    const uint64_t limit = FLAGS_duration > 0  ? UINT64_MAX
+    const uint64_t limit = FLAGS_duration > 0     ? UINT64_MAX
+                           : is_write && writes_override_ > 0 ? writes_override_
                            : limit_flag >= 0 ? static_cast<uint64_t>(limit_flag)
                                              : num;
     // Each benchmark and thread draws its own key sequence (a read must not replay the keys
@@ -494,13 +586,22 @@ class Benchmark {
       wo.sync = sync;
       wo.disableWAL = FLAGS_disable_wal;
       WriteBatch batch;
-      const uint64_t per_batch = static_cast<uint64_t>(FLAGS_batch_size);
+      // filluniquerandom: every key once, in an order of this thread's own.
+      std::vector<uint64_t> order;
+      if (op == Op::kFillUniqueRandom) {
+        order.resize(num);
+        for (uint64_t k = 0; k < num; k++) order[k] = k;
+        for (uint64_t k = num; k > 1; k--) std::swap(order[k - 1], order[rnd.Uniform(k)]);
+      }
       for (uint64_t i = 0; i < limit && !expired(); i += per_batch) {
         const double t0 = track ? NowSeconds() : 0;
         batch.Clear();
         uint64_t in_batch = std::min(per_batch, limit - i);
         for (uint64_t j = 0; j < in_batch; j++) {
-          uint64_t k = op == Op::kFillSeq ? i + j : (num == 0 ? 0 : rnd.Uniform(num));
+          const uint64_t k = op == Op::kFillSeq          ? i + j
+                             : num == 0                    ? 0
+                             : op == Op::kFillUniqueRandom ? order[(i + j) % num]
+                                                           : rnd.Uniform(num);
           keys_.Make(k, &key);
           Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
           Status s = op == Op::kMergeRandom ? batch.Merge(key, v) : batch.Put(key, v);
@@ -528,6 +629,59 @@ class Benchmark {
         } else if (!s.IsNotFound()) {
           Die("get", s);
         }
+        st->FinishedOps(1, t0, track);
+        ReportProgress(st, thread);
+      }
+      return;
+    }
+
+    if (op == Op::kReadRandomWriteRandom) {
+      // Each operation reads (-readwritepercent of them) or writes one random key.
+      ValueSource values(seed_ + static_cast<uint64_t>(thread));
+      WriteOptions wo;
+      wo.sync = sync;
+      wo.disableWAL = FLAGS_disable_wal;
+      PinnableSlice value;
+      ReadOptions ro;
+      for (uint64_t i = 0; i < limit && !expired(); i++) {
+        const double t0 = track ? NowSeconds() : 0;
+        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+        if (rnd.Uniform(100) < static_cast<uint64_t>(FLAGS_readwritepercent)) {
+          st->reads++;
+          Status s = db_->Get(ro, key, &value);
+          if (s.ok()) {
+            st->found++;
+            st->bytes += key.size() + value.size();
+          } else if (!s.IsNotFound()) {
+            Die("get", s);
+          }
+        } else {
+          st->writes++;
+          Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
+          Status s = db_->Put(wo, key, v);
+          if (!s.ok()) Die("put", s);
+          st->bytes += key.size() + v.size();
+        }
+        st->FinishedOps(1, t0, track);
+        ReportProgress(st, thread);
+      }
+      return;
+    }
+
+    if (op == Op::kSeekRandom) {
+      // One iterator per thread, as RocksDB's db_bench keeps: Seek a random key, count it found
+      // when the iterator lands on it, then step -seek_nexts entries on.
+      std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+      for (uint64_t i = 0; i < limit && !expired(); i++) {
+        const double t0 = track ? NowSeconds() : 0;
+        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+        it->Seek(key);
+        if (it->Valid() && it->key() == Slice(key)) st->found++;
+        for (int j = 0; j < FLAGS_seek_nexts && it->Valid(); j++) {
+          st->bytes += it->key().size() + it->value().size();
+          it->Next();
+        }
+        if (!it->status().ok()) Die("iterator", it->status());
         st->FinishedOps(1, t0, track);
         ReportProgress(st, thread);
       }
@@ -633,10 +787,16 @@ class Benchmark {
     }
     if (r.is_read) {
       extra += fmt::format(" ({} of {} found)", r.found, r.reads);
+    } else if (r.mixed) {
+      extra += fmt::format(" ( reads:{} writes:{} total:{} found:{})", r.reads, r.writes, r.ops,
+                           r.found);
     }
     std::printf("%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %llu operations;%s\n",
                 r.name.c_str(), micros_per_op, ops_per_sec, r.elapsed,
                 static_cast<unsigned long long>(r.ops), extra.c_str());
+    if (FLAGS_perf_level > static_cast<int>(PerfLevel::kDisable)) {
+      std::printf("PERF_CONTEXT:\n%s\n", r.perf.ToString().c_str());
+    }
     if (FLAGS_histogram) {
       std::printf("Microseconds per %s:\n%s\n", r.is_read ? "read" : "write",
                   r.latency_us.ToString().c_str());
@@ -669,6 +829,7 @@ class Benchmark {
 
   const uint64_t seed_;
   uint64_t benchmark_index_ = 0;
+  uint64_t writes_override_ = 0;  // fillsync's write count, for the benchmark running
   const KeyFormat keys_;
   Options options_;
   std::shared_ptr<Cache> block_cache_;

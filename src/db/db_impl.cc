@@ -16,8 +16,18 @@
 #include "src/db/merging_iterator.h"
 #include "src/db/multi_get.h"
 #include "src/db/write_batch_internal.h"
+#include "src/monitoring/perf_context_imp.h"
 
 namespace shale {
+namespace {
+
+// SuperVersion::GetFromMemTables, timed in the calling thread's PerfContext.
+bool GetFromMemTablesTimed(const SuperVersion& sv, const LookupKey& key, GetContext* ctx) {
+  PerfTimer timer(&PerfContext::get_from_memtable_time);
+  return sv.GetFromMemTables(key, ctx);
+}
+
+}  // namespace
 DBImpl::DBImpl(const Options& options, std::string dbname)
     : dbname_(std::move(dbname)),
       options_(options),
@@ -109,7 +119,10 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
 
   WriteThread::Writer w(options, batch, write_thread_.mutex());
-  if (!write_thread_.JoinBatchGroup(&w)) {
+  PerfTimer wait_timer(&PerfContext::write_thread_wait_nanos);
+  const bool leader = write_thread_.JoinBatchGroup(&w);
+  wait_timer.Stop();
+  if (!leader) {
     if (stats_ != nullptr) {
       stats_->recordTick(WRITE_DONE_BY_OTHER);
       stats_->recordInHistogram(DB_WRITE, NowMicros() - start_us);
@@ -123,12 +136,16 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   write_thread_.BuildBatchGroup(&w, &group);
   // Switch a full memtable, or stall while flush and compaction catch up; also refuses writes
   // while the DB is read-only after an error.
-  s = MakeRoomForWrite();
+  {
+    PerfTimer delay_timer(&PerfContext::write_delay_time);
+    s = MakeRoomForWrite();
+  }
   const SequenceNumber first_seq = last_allocated_sequence_ + 1;
   const SequenceNumber last_seq = last_allocated_sequence_ + group.total_count;
   if (s.ok() && last_seq > kMaxSequenceNumber) s = Status::IOError("sequence numbers exhausted");
 
   if (s.ok() && !group.disable_wal) {
+    PerfTimer wal_timer(&PerfContext::write_wal_time);
     std::string record;
     BuildGroupRecord(group, first_seq, &record);
     s = log_->AddRecord(record);
@@ -152,6 +169,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   }
 
   if (s.ok()) {
+    PerfTimer memtable_timer(&PerfContext::write_memtable_time);
     SequenceNumber seq = first_seq;
     for (const WriteThread::Writer* m : group.members) {
       Status ins = WriteBatchInternal::InsertInto(m->batch, seq, mem_);
@@ -261,15 +279,19 @@ Status DBImpl::GetImpl(const ReadOptions& options, SequenceNumber seq, const Sli
   std::shared_ptr<SuperVersion> sv = GetSuperVersion();
   LookupKey lkey(key, seq);
   GetContext ctx(options_.merge_operator.get(), stats_, key, value);
-  const bool in_memory = sv->GetFromMemTables(lkey, &ctx);
+  const bool in_memory = GetFromMemTablesTimed(*sv, lkey, &ctx);
   Status s;
-  if (!ctx.resolved()) s = sv->current->Get(options, lkey, &ctx);
+  if (!ctx.resolved()) {
+    PerfTimer timer(&PerfContext::get_from_output_files_time);
+    s = sv->current->Get(options, lkey, &ctx);
+  }
   if (s.ok()) {
     ctx.Finish();
     s = ctx.status();
   } else {
     value->Reset();
   }
+  if (s.ok()) PerfCount(&PerfContext::get_read_bytes, value->size());
   if (stats_ != nullptr) {
     stats_->recordTick(in_memory ? MEMTABLE_HIT : MEMTABLE_MISS);
     stats_->recordTick(NUMBER_KEYS_READ);
@@ -311,10 +333,11 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
   std::vector<MultiGetKey*> pending;
   pending.reserve(n);
   for (MultiGetKey* k : order) {
-    memtable_hits += sv->GetFromMemTables(k->lkey, &k->ctx);
+    memtable_hits += GetFromMemTablesTimed(*sv, k->lkey, &k->ctx);
     if (!k->done()) pending.push_back(k);
   }
   if (!pending.empty()) {
+    PerfTimer timer(&PerfContext::get_from_output_files_time);
     AsyncReader* reader = nullptr;
     if (options.async_io) {
       Status why;
@@ -354,6 +377,7 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
     stats_->recordTick(BYTES_READ, bytes);
     stats_->recordInHistogram(DB_MULTIGET, NowMicros() - start_us);
   }
+  PerfCount(&PerfContext::multiget_read_bytes, bytes);
 }
 
 namespace {
@@ -400,8 +424,11 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   // Operand pointers are gathered in a per-thread buffer: no allocation per call.
   thread_local std::vector<Slice> buffer;
   GetContext ctx(stats_, key, &opts->continue_cb, &buffer);
-  sv->GetFromMemTables(lkey, &ctx);
-  if (!ctx.resolved()) s = sv->current->Get(options, lkey, &ctx);
+  GetFromMemTablesTimed(*sv, lkey, &ctx);
+  if (!ctx.resolved()) {
+    PerfTimer timer(&PerfContext::get_from_output_files_time);
+    s = sv->current->Get(options, lkey, &ctx);
+  }
   if (!s.ok()) return s;
   ctx.Finish();
   if (ctx.state() == GetContext::State::kCorrupt) return ctx.status();
@@ -417,9 +444,12 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   // Oldest first. Each slice holds one reference on the shared bundle.
   auto* bundle = new OperandBundle(n);
   ctx.TakePins(&bundle->pins, &bundle->copies);
+  uint64_t bytes = 0;
   for (size_t i = 0; i < n; i++) {
     operands[i].PinSlice(newest_first[n - 1 - i], &ReleaseOperandBundle, bundle, nullptr);
+    bytes += newest_first[i].size();
   }
+  PerfCount(&PerfContext::get_merge_operands_read_bytes, bytes);
   if (stats_ != nullptr) stats_->recordInHistogram(DB_GET_MERGE_OPERANDS, NowMicros() - start_us);
   return Status::OK();
 }

@@ -6,6 +6,7 @@
 
 #include "src/db/dbformat.h"
 #include "src/db/merge_helper.h"
+#include "src/monitoring/perf_context_imp.h"
 
 namespace shale {
 namespace {
@@ -38,6 +39,9 @@ class DBIter final : public Iterator {
   void Next() override {
     assert(valid_);
     std::string skip = key_;
+    // Step off the entry just returned (a merge result has already left its chain), so that
+    // only older versions count as skipped.
+    if (at_current_entry_) iter_->Next();
     FindNextUserEntry(true, Slice(skip));
   }
   void SeekToLast() override {
@@ -68,6 +72,7 @@ class DBIter final : public Iterator {
  private:
   void Reset() {
     valid_ = false;
+    at_current_entry_ = false;
     status_ = Status::OK();
   }
 
@@ -76,6 +81,9 @@ class DBIter final : public Iterator {
     AppendInternalKey(&lookup_, user_key, seq, kValueTypeForSeek);
     iter_->Seek(lookup_);
   }
+
+  // The entry now current, in the calling thread's PerfContext.
+  void CountRead() const { PerfCount(&PerfContext::iter_read_bytes, key_.size() + value_.size()); }
 
   bool Parse(ParsedInternalKey* ikey) {
     if (!ParseInternalKey(iter_->key(), ikey)) {
@@ -90,13 +98,17 @@ class DBIter final : public Iterator {
   void FindNextUserEntry(bool skipping, Slice skip) {
     std::string skip_storage;
     valid_ = false;
+    at_current_entry_ = false;
     for (; iter_->Valid(); iter_->Next()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
-      if (ikey.sequence > sequence_) continue;
-      if (skipping && ucmp_->Compare(ikey.user_key, skip) <= 0) continue;
+      if (ikey.sequence > sequence_ || (skipping && ucmp_->Compare(ikey.user_key, skip) <= 0)) {
+        PerfCount(&PerfContext::internal_key_skipped_count);
+        continue;
+      }
       switch (ikey.type) {
         case kTypeDeletion:
+          PerfCount(&PerfContext::internal_delete_skipped_count);
           skip_storage.assign(ikey.user_key.data(), ikey.user_key.size());
           skip = Slice(skip_storage);
           skipping = true;
@@ -105,10 +117,13 @@ class DBIter final : public Iterator {
           key_.assign(ikey.user_key.data(), ikey.user_key.size());
           value_ = iter_->value();
           valid_ = true;
+          at_current_entry_ = true;
+          CountRead();
           return;
         case kTypeMerge:
           key_.assign(ikey.user_key.data(), ikey.user_key.size());
           valid_ = MergeFromCurrent();
+          if (valid_) CountRead();
           return;
       }
     }
@@ -162,6 +177,7 @@ class DBIter final : public Iterator {
       case kTypeValue:
         key_ = user_key;
         value_ = iter_->value();
+        at_current_entry_ = true;
         return true;
       case kTypeMerge:
         key_ = user_key;
@@ -173,12 +189,14 @@ class DBIter final : public Iterator {
   // From the current internal position, walks back to the nearest user key with a live value.
   void BackwardResolve() {
     valid_ = false;
+    at_current_entry_ = false;
     while (iter_->Valid()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
       std::string user_key(ikey.user_key.data(), ikey.user_key.size());
       if (ResolveKey(user_key)) {
         valid_ = true;
+        CountRead();
         return;
       }
       if (!status_.ok()) return;
@@ -198,6 +216,7 @@ class DBIter final : public Iterator {
   const SequenceNumber sequence_;
 
   bool valid_ = false;
+  bool at_current_entry_ = false;  // iter_ is at the entry key_/value_ came from
   Status status_;
   std::string key_;
   Slice value_;

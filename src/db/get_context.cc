@@ -4,6 +4,7 @@
 
 #include "shale/statistics.h"
 #include "src/db/merge_helper.h"
+#include "src/monitoring/perf_context_imp.h"
 
 namespace shale {
 
@@ -59,6 +60,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
         state_ = operands_->empty() ? State::kDeleted : State::kFound;
         return false;
       case kTypeMerge:
+        PerfCount(&PerfContext::internal_merge_count);
         AddOperand(value, pinner);
         state_ = State::kMerge;
         if (continue_cb_ != nullptr && !(*continue_cb_)(value)) {
@@ -100,6 +102,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
         merge_status_ = Status::InvalidArgument("merge operand found but no merge_operator set");
         return false;
       }
+      PerfCount(&PerfContext::internal_merge_count);
       state_ = State::kMerge;
       AddOperand(value, pinner);
       return true;

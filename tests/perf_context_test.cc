@@ -1,0 +1,223 @@
+// PerfContext: per-thread counts and timings for known workloads, the levels, and the report.
+#include "shale/perf_context.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shale/cache.h"
+#include "shale/db.h"
+#include "tests/db_test_util.h"
+
+namespace shale::test {
+namespace {
+
+class PerfContextTest : public DBTestBase {
+ protected:
+  PerfContextTest() { options_.block_cache = NewLRUCache(64 << 20); }
+  ~PerfContextTest() override { SetPerfLevel(PerfLevel::kDisable); }
+
+  // Starts counting (and, with timing, timing) from zero on this thread.
+  static PerfContext* Start(PerfLevel level) {
+    SetPerfLevel(level);
+    get_perf_context()->Reset();
+    return get_perf_context();
+  }
+
+  // keys 0, 2, 4 ... 2(n-1) in one bottom-level table, so odd keys fall inside its range.
+  void LoadEvenKeysIntoOneTable(int n) {
+    for (int i = 0; i < n; i++) ASSERT_TRUE(Put(NumberedKey(2 * i), std::string(100, 'v')).ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  }
+};
+
+TEST_F(PerfContextTest, DisabledByDefaultRecordsNothing) {
+  EXPECT_EQ(GetPerfLevel(), PerfLevel::kDisable);
+  get_perf_context()->Reset();
+  Open();
+  ASSERT_TRUE(Put("a", "1").ok());
+  EXPECT_EQ(Get("a"), "1");
+  EXPECT_EQ(get_perf_context()->ToString(/*exclude_zero_counters=*/true), "");
+}
+
+TEST_F(PerfContextTest, CountLevelCountsWithoutTiming) {
+  Open();
+  ASSERT_TRUE(Put("a", "12345").ok());
+  PerfContext* ctx = Start(PerfLevel::kEnableCount);
+  EXPECT_EQ(Get("a"), "12345");
+  EXPECT_EQ(Get("b"), "NOT_FOUND");
+  EXPECT_EQ(ctx->get_from_memtable_count, 2u);
+  EXPECT_EQ(ctx->get_read_bytes, 5u);
+  // With the memtable Bloom filter on, "a" passes it; "b" almost surely does not.
+  EXPECT_EQ(ctx->bloom_memtable_hit_count + ctx->bloom_memtable_miss_count, 2u);
+  EXPECT_GE(ctx->bloom_memtable_hit_count, 1u);
+  EXPECT_EQ(ctx->get_from_memtable_time, 0u);
+  ASSERT_TRUE(Put("c", "x").ok());
+  EXPECT_EQ(ctx->write_wal_time, 0u);
+  EXPECT_EQ(ctx->write_memtable_time, 0u);
+}
+
+TEST_F(PerfContextTest, TableReadsFilterAndCache) {
+  Open();
+  LoadEvenKeysIntoOneTable(2000);
+  Reopen();  // an empty cache and unopened tables
+  PerfContext* ctx = Start(PerfLevel::kEnableTime);
+
+  EXPECT_EQ(Get(NumberedKey(1000)), std::string(100, 'v'));
+  EXPECT_LE(ctx->index_block_read_count, 1u);  // 1 if this Get opened the table
+  EXPECT_EQ(ctx->bloom_sst_hit_count, 1u);
+  EXPECT_EQ(ctx->block_cache_hit_count, 0u);
+  EXPECT_EQ(ctx->block_read_count, 1u + ctx->index_block_read_count + ctx->filter_block_read_count);
+  EXPECT_GT(ctx->block_read_byte, 100u);
+  EXPECT_GT(ctx->block_read_time, 0u);
+  EXPECT_GT(ctx->get_from_output_files_time, 0u);
+  EXPECT_EQ(ctx->get_read_bytes, 100u);
+
+  // The same key again: its block comes from the cache.
+  ctx->Reset();
+  EXPECT_EQ(Get(NumberedKey(1000)), std::string(100, 'v'));
+  EXPECT_EQ(ctx->block_read_count, 0u);
+  EXPECT_EQ(ctx->block_cache_hit_count, 1u);
+  EXPECT_EQ(ctx->bloom_sst_hit_count, 1u);
+
+  // Absent keys inside the table's range: every one asks the filter, nearly all are ruled out,
+  // and only the false positives reach a data block.
+  ctx->Reset();
+  for (int i = 0; i < 1000; i++) EXPECT_EQ(Get(NumberedKey(2 * i + 1)), "NOT_FOUND");
+  EXPECT_EQ(ctx->bloom_sst_hit_count + ctx->bloom_sst_miss_count, 1000u);
+  EXPECT_GE(ctx->bloom_sst_miss_count, 950u);
+  EXPECT_LE(ctx->block_cache_hit_count + ctx->block_read_count, ctx->bloom_sst_hit_count);
+  EXPECT_EQ(ctx->get_read_bytes, 0u);
+}
+
+TEST_F(PerfContextTest, MultiGetAndAsyncReads) {
+  Open();
+  LoadEvenKeysIntoOneTable(2000);
+  Reopen();
+  ReadOptions ro;
+  ro.async_io = true;
+  std::vector<std::string> storage;
+  for (int i = 0; i < 16; i++) storage.push_back(NumberedKey(200 * i));
+  std::vector<Slice> keys(storage.begin(), storage.end());
+  std::vector<PinnableSlice> values(keys.size());
+  std::vector<Status> statuses(keys.size());
+  // Open the table first so the counts below are the batch's own (a key absent from the last
+  // block, so a filter false positive reads no block the batch needs).
+  EXPECT_EQ(Get(NumberedKey(3997)), "NOT_FOUND");
+  PerfContext* ctx = Start(PerfLevel::kEnableCount);
+  db_->MultiGet(ro, keys.size(), keys.data(), values.data(), statuses.data());
+  for (const Status& s : statuses) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(ctx->multiget_read_bytes, 16u * 100);
+  EXPECT_EQ(ctx->get_from_memtable_count, 16u);
+  EXPECT_EQ(ctx->bloom_sst_hit_count, 16u);
+  // 16 keys 400 key numbers apart: each in its own data block, read once.
+  EXPECT_EQ(ctx->block_read_count, 16u);
+  std::string path;
+  ASSERT_TRUE(db_->GetProperty("shale.io.async-path", &path));
+  if (path == "io_uring") {
+    EXPECT_EQ(ctx->multiget_async_read_count, 16u);
+  }
+}
+
+TEST_F(PerfContextTest, MergeOperandsCounted) {
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator();
+  Open();
+  ASSERT_TRUE(Put("k", "base").ok());
+  for (int i = 0; i < 5; i++) ASSERT_TRUE(Merge("k", std::to_string(i)).ok());
+  PerfContext* ctx = Start(PerfLevel::kEnableCount);
+  EXPECT_EQ(Get("k"), "base,0,1,2,3,4");
+  EXPECT_EQ(ctx->internal_merge_count, 5u);
+
+  ctx->Reset();
+  std::vector<PinnableSlice> operands(8);
+  GetMergeOperandsOptions opts;
+  opts.expected_max_number_of_operands = 8;
+  int n = 0;
+  ASSERT_TRUE(db_->GetMergeOperands(ReadOptions(), "k", operands.data(), &opts, &n).ok());
+  EXPECT_EQ(n, 6);
+  EXPECT_EQ(ctx->internal_merge_count, 5u);
+  EXPECT_EQ(ctx->get_merge_operands_read_bytes, 4u + 5u);
+}
+
+TEST_F(PerfContextTest, IteratorSkipsAndBytes) {
+  Open();
+  for (int i = 0; i < 10; i++) ASSERT_TRUE(Put(NumberedKey(i), "v1").ok());
+  for (int i = 0; i < 10; i += 2) ASSERT_TRUE(Put(NumberedKey(i), "v2").ok());  // 5 overwrites
+  for (int i = 1; i < 10; i += 3) ASSERT_TRUE(Delete(NumberedKey(i)).ok());     // 1, 4, 7
+  PerfContext* ctx = Start(PerfLevel::kEnableCount);
+  std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+  uint64_t bytes = 0;
+  int live = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    bytes += it->key().size() + it->value().size();
+    live++;
+  }
+  ASSERT_TRUE(it->status().ok());
+  EXPECT_EQ(live, 7);
+  EXPECT_EQ(ctx->iter_read_bytes, bytes);
+  EXPECT_EQ(ctx->internal_delete_skipped_count, 3u);
+  // Older versions stepped over: the 5 overwritten values, and the 3 values under deletions
+  // (4 is both overwritten and deleted: its two older versions count).
+  EXPECT_EQ(ctx->internal_key_skipped_count, 5u + 3u);
+}
+
+TEST_F(PerfContextTest, WritePathTimed) {
+  Open();
+  PerfContext* ctx = Start(PerfLevel::kEnableTimeExceptForMutex);
+  WriteOptions sync;
+  sync.sync = true;
+  for (int i = 0; i < 20; i++) ASSERT_TRUE(db_->Put(sync, NumberedKey(i), "v").ok());
+  EXPECT_GT(ctx->write_wal_time, 0u);
+  EXPECT_GT(ctx->write_memtable_time, 0u);
+  EXPECT_GT(ctx->write_thread_wait_nanos, 0u);
+  EXPECT_EQ(ctx->get_from_memtable_count, 0u);
+}
+
+TEST_F(PerfContextTest, ConcurrentThreadsKeepTheirOwnContexts) {
+  Open();
+  for (int i = 0; i < 100; i++) ASSERT_TRUE(Put(NumberedKey(i), "v").ok());
+  PerfContext* mine = Start(PerfLevel::kEnableCount);
+  std::vector<std::thread> threads;
+  std::vector<uint64_t> counts(4);
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      SetPerfLevel(PerfLevel::kEnableCount);
+      get_perf_context()->Reset();
+      PinnableSlice v;
+      for (int i = 0; i < 100 * (t + 1); i++) {
+        db_->Get(ReadOptions(), NumberedKey(i % 100), &v).PermitUncheckedError();
+      }
+      counts[t] = get_perf_context()->get_from_memtable_count;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; t++) EXPECT_EQ(counts[t], 100u * (t + 1));
+  EXPECT_EQ(mine->get_from_memtable_count, 0u);
+}
+
+TEST(PerfContextReportTest, ToStringAddResetAndLevels) {
+  PerfContext a;
+  a.block_read_count = 3;
+  a.write_wal_time = 7;
+  EXPECT_EQ(a.ToString(true), "block_read_count = 3, write_wal_time = 7");
+  const std::string all = a.ToString();
+  EXPECT_EQ(all.rfind("get_from_memtable_count = 0, ", 0), 0u) << all;
+  EXPECT_NE(all.find(", block_read_count = 3, "), std::string::npos);
+  PerfContext b;
+  b.block_read_count = 2;
+  b.Add(a);
+  EXPECT_EQ(b.ToString(true), "block_read_count = 5, write_wal_time = 7");
+  b.Reset();
+  EXPECT_EQ(b.ToString(true), "");
+
+  SetPerfLevel(PerfLevel::kOutOfBounds);
+  EXPECT_EQ(GetPerfLevel(), PerfLevel::kEnableTime);
+  SetPerfLevel(PerfLevel::kUninitialized);
+  EXPECT_EQ(GetPerfLevel(), PerfLevel::kDisable);
+}
+
+}  // namespace
+}  // namespace shale::test
