@@ -333,12 +333,14 @@ void TableReader::InstallBlock(const ReadOptions& options, const BlockHandle& ha
             .ok()) {
       block.release();  // the cache owns it now
       RecordTick(options_.statistics, BLOCK_CACHE_ADD);
+      RecordTick(options_.statistics, BLOCK_CACHE_DATA_ADD);
       ref->cache_ = cache;
       ref->handle_ = h;
       ref->block_ = raw;
       return;
     }
     // A full strict cache: keep the block for this read only.
+    RecordTick(options_.statistics, BLOCK_CACHE_ADD_FAILURES);
   }
   ref->block_ = block.get();
   ref->owned_ = std::move(block);

@@ -18,12 +18,13 @@ enum Tickers : uint32_t {
   BLOCK_CACHE_MISS = 0,
   BLOCK_CACHE_HIT,
   BLOCK_CACHE_ADD,
-  BLOCK_CACHE_INDEX_MISS,
-  BLOCK_CACHE_INDEX_HIT,
-  BLOCK_CACHE_FILTER_MISS,
-  BLOCK_CACHE_FILTER_HIT,
+  BLOCK_CACHE_ADD_FAILURES,  // a strict cache was full: the block served one read only
+  // Per block kind. Only data blocks go through the cache: a table's index and filter blocks
+  // are read when it is opened and held by its reader (RocksDB's
+  // cache_index_and_filter_blocks=false), so there are no index or filter cache tickers.
   BLOCK_CACHE_DATA_MISS,
   BLOCK_CACHE_DATA_HIT,
+  BLOCK_CACHE_DATA_ADD,
   BLOOM_FILTER_USEFUL,
   BLOOM_FILTER_FULL_POSITIVE,
   BLOOM_FILTER_FULL_TRUE_POSITIVE,
@@ -31,7 +32,6 @@ enum Tickers : uint32_t {
   MEMTABLE_MISS,
   NUMBER_KEYS_WRITTEN,
   NUMBER_KEYS_READ,
-  NUMBER_KEYS_UPDATED,
   BYTES_WRITTEN,
   BYTES_READ,
   NUMBER_MULTIGET_CALLS,
@@ -61,7 +61,7 @@ enum Histograms : uint32_t {
   SST_READ_MICROS,
   WAL_FILE_SYNC_MICROS,
   WRITE_GROUP_SIZE,
-  BYTES_PER_WRITE,
+  BYTES_PER_WRITE,  // bytes of each Write call's batch
   HISTOGRAM_ENUM_MAX
 };
 

@@ -117,6 +117,9 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   }
   if (batch->Count() == 0) return Status::OK();
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
+  if (stats_ != nullptr) {
+    stats_->recordInHistogram(BYTES_PER_WRITE, WriteBatchInternal::Contents(batch).size());
+  }
 
   WriteThread::Writer w(options, batch, write_thread_.mutex());
   PerfTimer wait_timer(&PerfContext::write_thread_wait_nanos);

@@ -14,12 +14,10 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
     "shale.block.cache.miss",
     "shale.block.cache.hit",
     "shale.block.cache.add",
-    "shale.block.cache.index.miss",
-    "shale.block.cache.index.hit",
-    "shale.block.cache.filter.miss",
-    "shale.block.cache.filter.hit",
+    "shale.block.cache.add.failures",
     "shale.block.cache.data.miss",
     "shale.block.cache.data.hit",
+    "shale.block.cache.data.add",
     "shale.bloom.filter.useful",
     "shale.bloom.filter.full.positive",
     "shale.bloom.filter.full.true.positive",
@@ -27,7 +25,6 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
     "shale.memtable.miss",
     "shale.number.keys.written",
     "shale.number.keys.read",
-    "shale.number.keys.updated",
     "shale.bytes.written",
     "shale.bytes.read",
     "shale.number.multiget.get",
@@ -58,6 +55,17 @@ constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
     "shale.write.group.size",
     "shale.bytes.per.write",
 };
+
+// An enum value added without its name would print as null: every slot must be filled.
+template <size_t N>
+constexpr bool AllNamed(const std::array<const char*, N>& names) {
+  for (const char* name : names) {
+    if (name == nullptr) return false;
+  }
+  return true;
+}
+static_assert(AllNamed(kTickerNames), "every ticker needs a name");
+static_assert(AllNamed(kHistogramNames), "every histogram needs a name");
 
 // Lock-free counters and histograms, one set per Statistics object.
 // Thread safety: all methods are safe to call concurrently.
