@@ -1,0 +1,578 @@
+// shale_stress: concurrent writers and readers against one DB, checked against an expected
+// state kept outside the DB, so that a run killed at any moment (kill -9) can be reopened and
+// verified. tools/crash_test.sh drives it in a loop.
+//
+//   shale_stress --db=DIR --expected_state=FILE [--writers=8 --readers=2 --duration=S ...]
+//   shale_stress --db=DIR --expected_state=FILE --verify_only
+//
+// Keys are "k" + 8 digits in [0, --max_key); writer w owns the keys with key % writers == w, so
+// each key has one writer and its history is a sequence of versions. A value is its version as
+// 8 little-endian bytes, then bytes derived from (key, version): any wrong or torn value shows.
+// Merges go through an operator that adds its operands to the version and rederives the bytes,
+// so a merge is one more version too.
+//
+// Expected-state file (mmap'ed, shared with the killed process through the page cache):
+//   header: magic "SHSTRESS" (8 bytes), max_key (8), value_size (8)
+//   then one 64-bit word per key: low 32 bits the committed state, high 32 bits the pending one.
+//   A state is 0 (never written) or version << 1 | deleted.
+// Before a write a writer stores the pending state; after the DB acknowledges it, the new state
+// as committed with no pending. Every acknowledged write has reached the kernel (the WAL is
+// written through on every group), so after kill -9 each key must hold its committed state, or
+// its pending one if it has one: anything else is a lost write or an unexpected value.
+//
+// Each run first verifies the whole DB (a full scan and a MultiGet of every key, checked
+// against each other and the expected state), folds the pending states that survived into the
+// committed ones, then runs until --duration or --ops_per_writer. While it runs, readers check
+// Get, MultiGet and range scans against the states before and after each read. The seed is
+// printed; --seed replays a run's choices (thread timing aside).
+//
+// Exit status: 0 verified (and ran), 1 verification or a read check failed, 2 bad flags,
+// 3 the DB or the expected state could not be opened.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gflags/gflags.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shale/db.h"
+#include "shale/merge_operator.h"
+#include "shale/write_batch.h"
+#include "src/util/coding.h"
+#include "src/util/hash.h"
+#include "src/util/random.h"
+#include "tools/tool_flags.h"
+
+DEFINE_string(db, "", "DB directory (required)");
+DEFINE_string(expected_state, "", "Expected-state file, outside the DB (required)");
+DEFINE_bool(verify_only, false, "Verify the DB against the expected state and exit");
+DEFINE_bool(destroy, false, "Start from an empty DB and expected state");
+DEFINE_int32(writers, 8, "Writer threads");
+DEFINE_int32(readers, 2, "Reader threads");
+DEFINE_uint64(max_key, 10000, "Key space: keys 0 .. max_key-1");
+DEFINE_int32(value_size, 64, "Value size in bytes (>= 8)");
+DEFINE_double(duration, 10, "Seconds to run after verifying (0: until --ops_per_writer)");
+DEFINE_uint64(ops_per_writer, 0, "Operations per writer (0: until --duration)");
+DEFINE_double(sync_fraction, 0.05, "Fraction of writes with sync = true");
+DEFINE_uint64(seed, 0, "Random seed (0: from the clock); printed either way");
+DEFINE_int64(write_buffer_size, 64 << 10, "Memtable size: small, so flushes and compactions run");
+DEFINE_uint64(target_file_size_base, 256 << 10, "Table file size");
+DEFINE_uint64(max_bytes_for_level_base, 1 << 20, "L1 size");
+
+namespace shale::stress {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'H', 'S', 'T', 'R', 'E', 'S', 'S'};
+constexpr size_t kHeaderSize = 24;
+
+uint32_t State(uint32_t version, bool deleted) { return version << 1 | (deleted ? 1 : 0); }
+uint32_t VersionOf(uint32_t state) { return state >> 1; }
+bool IsDeleted(uint32_t state) { return state == 0 || (state & 1) != 0; }
+
+std::string KeyOf(uint64_t k) { return fmt::format("k{:08}", k); }
+
+// The value of key at version: 8 bytes of version, then bytes that depend on both.
+std::string ValueOf(const Slice& key, uint64_t version, size_t size) {
+  std::string v(size, '\0');
+  EncodeFixed64(v.data(), version);
+  uint64_t h = Hash64(key, version);
+  for (size_t i = 8; i < size; i++) {
+    if ((i & 7) == 0) h = h * 0x9e3779b97f4a7c15ull + i;
+    v[i] = static_cast<char>('a' + (h >> ((i & 7) * 8)) % 26);
+  }
+  return v;
+}
+
+// The version a stored value claims, or -1 if it is not a well-formed value of key.
+int64_t VersionOfValue(const Slice& key, const Slice& value, size_t size) {
+  if (value.size() != size) return -1;
+  const uint64_t version = DecodeFixed64(value.data());
+  if (version > UINT32_MAX / 2 || value != Slice(ValueOf(key, version, size))) return -1;
+  return static_cast<int64_t>(version);
+}
+
+// Merge = add the operands (each a fixed64 increment) to the base's version and rederive the
+// value, so a merge is one more version of the key. Thread safety: stateless.
+class VersionAddOperator final : public MergeOperator {
+ public:
+  explicit VersionAddOperator(size_t value_size) : value_size_(value_size) {}
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    uint64_t version = 0;
+    if (in.existing_value != nullptr) {
+      const int64_t v = VersionOfValue(in.key, *in.existing_value, value_size_);
+      if (v < 0) return false;
+      version = static_cast<uint64_t>(v);
+    }
+    for (const Slice& op : in.operand_list) {
+      if (op.size() != 8) return false;
+      version += DecodeFixed64(op.data());
+    }
+    out->new_value = ValueOf(in.key, version, value_size_);
+    return true;
+  }
+  bool PartialMerge(const Slice&, const Slice& left, const Slice& right,
+                    std::string* out) const override {
+    if (left.size() != 8 || right.size() != 8) return false;
+    out->assign(8, '\0');
+    EncodeFixed64(out->data(), DecodeFixed64(left.data()) + DecodeFixed64(right.data()));
+    return true;
+  }
+  const char* Name() const override { return "ShaleStressVersionAdd"; }
+
+ private:
+  const size_t value_size_;
+};
+
+// The mmap'ed expected state. Thread safety: each key's word is written by its one writer and
+// read by anyone, through atomics. Ownership: owns the mapping.
+class ExpectedState {
+ public:
+  ~ExpectedState() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+  }
+  // Opens path, creating it (all keys never written) when fresh.
+  static std::unique_ptr<ExpectedState> Open(const std::string& path, bool fresh, uint64_t max_key,
+                                             uint64_t value_size, std::string* error) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | (fresh ? O_TRUNC : 0), 0644);
+    if (fd < 0) {
+      *error = fmt::format("{}: {}", path, std::strerror(errno));
+      return nullptr;
+    }
+    struct stat st;
+    ::fstat(fd, &st);
+    const size_t size = kHeaderSize + 8 * max_key;
+    const bool created = st.st_size == 0;
+    if (created && ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+      *error = fmt::format("{}: {}", path, std::strerror(errno));
+      ::close(fd);
+      return nullptr;
+    }
+    if (!created && static_cast<size_t>(st.st_size) != size) {
+      *error = fmt::format("{}: {} bytes, expected {} for --max_key={}", path, st.st_size, size,
+                           max_key);
+      ::close(fd);
+      return nullptr;
+    }
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) {
+      *error = fmt::format("{}: mmap: {}", path, std::strerror(errno));
+      return nullptr;
+    }
+    auto state = std::unique_ptr<ExpectedState>(new ExpectedState(p, size, max_key));
+    char* header = static_cast<char*>(p);
+    if (created) {
+      std::memcpy(header, kMagic, 8);
+      EncodeFixed64(header + 8, max_key);
+      EncodeFixed64(header + 16, value_size);
+    } else if (std::memcmp(header, kMagic, 8) != 0 || DecodeFixed64(header + 8) != max_key ||
+               DecodeFixed64(header + 16) != value_size) {
+      *error = fmt::format("{}: not an expected-state file for --max_key={} --value_size={}", path,
+                           max_key, value_size);
+      return nullptr;
+    }
+    return state;
+  }
+
+  uint64_t Load(uint64_t k) const { return Word(k).load(std::memory_order_acquire); }
+  static uint32_t Committed(uint64_t word) { return static_cast<uint32_t>(word); }
+  static uint32_t Pending(uint64_t word) { return static_cast<uint32_t>(word >> 32); }
+  void SetPending(uint64_t k, uint32_t pending) {
+    Word(k).store(uint64_t{pending} << 32 | Committed(Load(k)), std::memory_order_release);
+  }
+  void Commit(uint64_t k, uint32_t committed) {
+    Word(k).store(committed, std::memory_order_release);
+  }
+
+ private:
+  ExpectedState(void* base, size_t size, uint64_t max_key)
+      : base_(base), size_(size), max_key_(max_key) {}
+  std::atomic<uint64_t>& Word(uint64_t k) const {
+    static_assert(sizeof(std::atomic<uint64_t>) == 8 && std::atomic<uint64_t>::is_always_lock_free);
+    return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(base_) + kHeaderSize)[k];
+  }
+
+  void* base_;
+  size_t size_;
+  uint64_t max_key_;
+};
+
+struct Counters {
+  std::atomic<uint64_t> writes{0}, syncs{0}, batches{0}, merges{0}, deletes{0};
+  std::atomic<uint64_t> gets{0}, multigets{0}, scans{0}, failures{0};
+};
+
+class Stress {
+ public:
+  Stress(uint64_t seed, ExpectedState* expected, DB* db)
+      : seed_(seed), expected_(expected), db_(db), value_size_(FLAGS_value_size) {}
+
+  // Checks every key against the expected state and folds surviving pending states in.
+  // Returns the number of bad keys.
+  uint64_t Verify() {
+    const uint64_t n = FLAGS_max_key;
+    // One snapshot for both read paths, so they must agree exactly.
+    const Snapshot* snap = db_->GetSnapshot();
+    ReadOptions ro;
+    ro.snapshot = snap;
+    std::map<uint64_t, std::string> scanned;
+    uint64_t bad = 0;
+    std::unique_ptr<Iterator> it = db_->NewIterator(ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string key = it->key().ToString();
+      uint64_t k = 0;
+      if (key.size() != 9 || key[0] != 'k' || std::sscanf(key.c_str() + 1, "%8lu", &k) != 1 ||
+          k >= n || KeyOf(k) != key) {
+        Report(fmt::format("unexpected key '{}' in the DB", key));
+        bad++;
+        continue;
+      }
+      scanned[k] = it->value().ToString();
+    }
+    if (!it->status().ok()) {
+      Report("scan failed: " + it->status().ToString());
+      bad++;
+    }
+    it.reset();
+
+    uint64_t live = 0, pending_old = 0, pending_new = 0;
+    constexpr size_t kBatch = 64;
+    for (uint64_t first = 0; first < n; first += kBatch) {
+      const size_t m = static_cast<size_t>(std::min<uint64_t>(kBatch, n - first));
+      std::vector<std::string> key_storage(m);
+      std::vector<Slice> keys(m);
+      for (size_t i = 0; i < m; i++) keys[i] = key_storage[i] = KeyOf(first + i);
+      std::vector<PinnableSlice> values(m);
+      std::vector<Status> statuses(m);
+      db_->MultiGet(ro, m, keys.data(), values.data(), statuses.data());
+      for (size_t i = 0; i < m; i++) {
+        const uint64_t k = first + i;
+        auto s = scanned.find(k);
+        // The state the DB holds for k.
+        uint32_t actual = 0;
+        if (statuses[i].ok()) {
+          const int64_t v = VersionOfValue(keys[i], values[i], value_size_);
+          if (v < 0) {
+            Report(fmt::format("key {}: malformed value", key_storage[i]));
+            bad++;
+            continue;
+          }
+          actual = State(static_cast<uint32_t>(v), false);
+          if (s == scanned.end() || Slice(s->second) != Slice(values[i])) {
+            Report(fmt::format("key {}: MultiGet and the scan disagree", key_storage[i]));
+            bad++;
+          }
+        } else if (!statuses[i].IsNotFound()) {
+          Report(fmt::format("key {}: {}", key_storage[i], statuses[i].ToString()));
+          bad++;
+          continue;
+        } else if (s != scanned.end()) {
+          Report(fmt::format("key {}: the scan has it, MultiGet does not", key_storage[i]));
+          bad++;
+        }
+        const uint64_t word = expected_->Load(k);
+        const uint32_t committed = ExpectedState::Committed(word);
+        const uint32_t pending = ExpectedState::Pending(word);
+        const bool matches_committed =
+            actual == committed || (IsDeleted(actual) && IsDeleted(committed));
+        const bool matches_pending =
+            pending != 0 && (actual == pending || (IsDeleted(actual) && IsDeleted(pending)));
+        if (!matches_committed && !matches_pending) {
+          Report(fmt::format("key {}: holds {}, expected {}{}", key_storage[i], Describe(actual),
+                             Describe(committed),
+                             pending != 0 ? " or " + Describe(pending) : std::string()));
+          bad++;
+          continue;
+        }
+        if (pending != 0) (matches_pending ? pending_new : pending_old)++;
+        if (!IsDeleted(actual)) live++;
+        // The in-flight write survived (when both match, both are deletions: keep the newer
+        // version, so the key's versions keep growing).
+        expected_->Commit(k, matches_pending ? pending : committed);
+      }
+    }
+    db_->ReleaseSnapshot(snap);
+    std::printf("verified %lu keys: %lu live, %lu in-flight writes found new, %lu old, %lu bad\n",
+                n, live, pending_new, pending_old, bad);
+    std::fflush(stdout);
+    return bad;
+  }
+
+  void Run() {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    for (int w = 0; w < FLAGS_writers; w++) threads.emplace_back([this, w] { Writer(w); });
+    for (int r = 0; r < FLAGS_readers; r++) {
+      threads.emplace_back([this, r, &stop] { Reader(r, stop); });
+    }
+    for (int w = 0; w < FLAGS_writers; w++) threads[w].join();
+    stop = true;
+    for (size_t i = FLAGS_writers; i < threads.size(); i++) threads[i].join();
+    std::printf(
+        "ran: %lu writes (%lu synced, %lu in batches, %lu merges, %lu deletes), %lu gets, "
+        "%lu multigets, %lu scans, %lu failed checks\n",
+        counters_.writes.load(), counters_.syncs.load(), counters_.batches.load(),
+        counters_.merges.load(), counters_.deletes.load(), counters_.gets.load(),
+        counters_.multigets.load(), counters_.scans.load(), counters_.failures.load());
+  }
+
+  uint64_t failures() const { return counters_.failures.load(); }
+
+ private:
+  static std::string Describe(uint32_t state) {
+    if (state == 0) return "nothing";
+    return IsDeleted(state) ? fmt::format("deleted (v{})", VersionOf(state))
+                            : fmt::format("v{}", VersionOf(state));
+  }
+  void Report(const std::string& what) {
+    counters_.failures++;
+    std::fprintf(stderr, "shale_stress: %s\n", what.c_str());
+  }
+  void Fail(const char* op, const Status& s) {
+    std::fprintf(stderr, "shale_stress: %s failed: %s\n", op, s.ToString().c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+
+  // Random operations on this writer's keys until the time or operation budget runs out.
+  void Writer(int w) {
+    Random rnd(seed_ * 1000003 + static_cast<uint64_t>(w));
+    const uint64_t writers = static_cast<uint64_t>(FLAGS_writers);
+    const uint64_t owned = (FLAGS_max_key + writers - 1 - w) / writers;
+    if (owned == 0) return;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(FLAGS_duration);
+    const uint64_t sync_in =
+        FLAGS_sync_fraction > 0
+            ? std::max<uint64_t>(1, static_cast<uint64_t>(1.0 / FLAGS_sync_fraction))
+            : 0;
+    for (uint64_t op = 0;; op++) {
+      if (FLAGS_ops_per_writer > 0 ? op >= FLAGS_ops_per_writer
+                                   : (op % 16 == 0 && Clock::now() >= deadline)) {
+        break;
+      }
+      WriteOptions wo;
+      wo.sync = sync_in > 0 && rnd.OneIn(sync_in);
+      // 1 to 4 of this writer's keys, distinct, in one batch when more than one.
+      const int count = rnd.OneIn(8) ? 2 + static_cast<int>(rnd.Uniform(3)) : 1;
+      std::vector<uint64_t> keys;
+      while (static_cast<int>(keys.size()) < count) {
+        const uint64_t k = w + writers * rnd.Uniform(owned);
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      }
+      WriteBatch batch;
+      std::vector<uint32_t> next(keys.size());
+      for (size_t i = 0; i < keys.size(); i++) {
+        const uint64_t k = keys[i];
+        const uint32_t cur = ExpectedState::Committed(expected_->Load(k));
+        const uint32_t version = VersionOf(cur) + 1;
+        const std::string key = KeyOf(k);
+        const uint64_t choice = rnd.Uniform(100);
+        Status s;
+        if (choice < 15) {
+          next[i] = State(version, true);
+          s = batch.Delete(key);
+          counters_.deletes++;
+        } else if (choice < 35 && !IsDeleted(cur)) {
+          next[i] = State(version, false);
+          std::string one(8, '\0');
+          EncodeFixed64(one.data(), 1);
+          s = batch.Merge(key, one);
+          counters_.merges++;
+        } else {
+          next[i] = State(version, false);
+          s = batch.Put(key, ValueOf(key, version, value_size_));
+        }
+        if (!s.ok()) Fail("batch", s);
+        expected_->SetPending(k, next[i]);
+      }
+      Status s = db_->Write(wo, &batch);
+      if (!s.ok()) Fail("write", s);
+      for (size_t i = 0; i < keys.size(); i++) expected_->Commit(keys[i], next[i]);
+      counters_.writes++;
+      if (wo.sync) counters_.syncs++;
+      if (keys.size() > 1) counters_.batches++;
+    }
+  }
+
+  // What a read of key k may see, given the expected words before and after it: any version
+  // from the committed one before up to the newest one after (committed or pending).
+  bool Plausible(uint64_t before, uint64_t after, const Status& s, const Slice& key,
+                 const Slice& value, std::string* why) {
+    const uint32_t low = ExpectedState::Committed(before);
+    const uint32_t high = std::max(ExpectedState::Committed(after), ExpectedState::Pending(after));
+    if (s.IsNotFound()) {
+      // Wrong only if the key was live and untouched throughout.
+      if (before == after && ExpectedState::Pending(before) == 0 && !IsDeleted(low)) {
+        *why = "not found, expected " + Describe(low);
+        return false;
+      }
+      return true;
+    }
+    if (!s.ok()) {
+      *why = s.ToString();
+      return false;
+    }
+    const int64_t v = VersionOfValue(key, value, value_size_);
+    if (v < 0 || static_cast<uint32_t>(v) < VersionOf(low) ||
+        static_cast<uint32_t>(v) > VersionOf(high)) {
+      *why = v < 0 ? std::string("malformed value")
+                   : fmt::format("v{} outside [{}, {}]", v, Describe(low), Describe(high));
+      return false;
+    }
+    return true;
+  }
+
+  void Reader(int r, const std::atomic<bool>& stop) {
+    Random rnd(seed_ * 1000003 + 500 + static_cast<uint64_t>(r));
+    const uint64_t n = FLAGS_max_key;
+    PinnableSlice value;
+    std::string why;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const uint64_t choice = rnd.Uniform(10);
+      if (choice < 6) {  // Get
+        const uint64_t k = rnd.Uniform(n);
+        const std::string key = KeyOf(k);
+        const uint64_t before = expected_->Load(k);
+        Status s = db_->Get(ReadOptions(), key, &value);
+        if (!Plausible(before, expected_->Load(k), s, key, value, &why)) {
+          Report(fmt::format("Get {}: {}", key, why));
+        }
+        counters_.gets++;
+      } else if (choice < 9) {  // MultiGet of a few keys
+        const size_t m = 1 + rnd.Uniform(16);
+        std::vector<uint64_t> ks(m);
+        std::vector<std::string> storage(m);
+        std::vector<Slice> keys(m);
+        std::vector<uint64_t> before(m);
+        for (size_t i = 0; i < m; i++) {
+          ks[i] = rnd.Uniform(n);
+          keys[i] = storage[i] = KeyOf(ks[i]);
+          before[i] = expected_->Load(ks[i]);
+        }
+        std::vector<PinnableSlice> values(m);
+        std::vector<Status> statuses(m);
+        db_->MultiGet(ReadOptions(), m, keys.data(), values.data(), statuses.data());
+        for (size_t i = 0; i < m; i++) {
+          if (!Plausible(before[i], expected_->Load(ks[i]), statuses[i], keys[i], values[i],
+                         &why)) {
+            Report(fmt::format("MultiGet {}: {}", storage[i], why));
+          }
+        }
+        counters_.multigets++;
+      } else {  // a short scan
+        const uint64_t first = rnd.Uniform(n);
+        const uint64_t len = std::min<uint64_t>(1 + rnd.Uniform(50), n - first);
+        std::vector<uint64_t> before(len);
+        for (uint64_t i = 0; i < len; i++) before[i] = expected_->Load(first + i);
+        std::map<uint64_t, std::string> seen;
+        std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+        const std::string end = KeyOf(first + len);
+        for (it->Seek(KeyOf(first)); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+          uint64_t k = 0;
+          std::sscanf(it->key().ToString().c_str() + 1, "%8lu", &k);
+          seen[k] = it->value().ToString();
+        }
+        if (!it->status().ok()) Report("scan: " + it->status().ToString());
+        for (uint64_t i = 0; i < len; i++) {
+          const uint64_t k = first + i;
+          auto found = seen.find(k);
+          const Status s = found == seen.end() ? Status::NotFound() : Status::OK();
+          const std::string key = KeyOf(k);
+          if (!Plausible(before[i], expected_->Load(k), s, key,
+                         found == seen.end() ? Slice() : Slice(found->second), &why)) {
+            Report(fmt::format("scan {}: {}", key, why));
+          }
+        }
+        counters_.scans++;
+      }
+    }
+  }
+
+  using Clock = std::chrono::steady_clock;
+  const uint64_t seed_;
+  ExpectedState* const expected_;
+  DB* const db_;
+  const size_t value_size_;
+  Counters counters_;
+};
+
+int Main() {
+  if (FLAGS_db.empty() || FLAGS_expected_state.empty()) {
+    std::fprintf(stderr, "shale_stress: --db and --expected_state are required\n");
+    return 2;
+  }
+  if (FLAGS_writers < 1 || FLAGS_readers < 0 || FLAGS_max_key < 1 ||
+      FLAGS_max_key > (uint64_t{1} << 26) || FLAGS_value_size < 8 || FLAGS_value_size > (1 << 20) ||
+      FLAGS_sync_fraction < 0 || FLAGS_sync_fraction > 1 || FLAGS_duration < 0) {
+    std::fprintf(stderr,
+                 "shale_stress: need --writers >= 1, --readers >= 0, --max_key in [1, 2^26], "
+                 "--value_size in [8, 1 MiB], --sync_fraction in [0, 1], --duration >= 0\n");
+    return 2;
+  }
+  const uint64_t seed =
+      FLAGS_seed != 0
+          ? FLAGS_seed
+          : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  std::printf("seed: %lu (replay with --seed=%lu)\n", seed, seed);
+
+  Options options;
+  options.create_if_missing = true;
+  options.merge_operator = std::make_shared<VersionAddOperator>(FLAGS_value_size);
+  options.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
+  options.target_file_size_base = FLAGS_target_file_size_base;
+  options.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
+  if (FLAGS_destroy) {
+    Status s = DestroyDB(FLAGS_db, options);
+    if (!s.ok()) {
+      std::fprintf(stderr, "shale_stress: destroy %s: %s\n", FLAGS_db.c_str(),
+                   s.ToString().c_str());
+      return 3;
+    }
+  }
+  std::string error;
+  auto expected = ExpectedState::Open(FLAGS_expected_state, FLAGS_destroy, FLAGS_max_key,
+                                      static_cast<uint64_t>(FLAGS_value_size), &error);
+  if (!expected) {
+    std::fprintf(stderr, "shale_stress: %s\n", error.c_str());
+    return 3;
+  }
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(options, FLAGS_db, &db);
+  if (!s.ok()) {
+    std::fprintf(stderr, "shale_stress: open %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
+    return 3;
+  }
+  Stress stress(seed, expected.get(), db.get());
+  if (stress.Verify() != 0) return 1;
+  if (!FLAGS_verify_only) {
+    stress.Run();
+    if (stress.failures() != 0) return 1;
+    s = db->Close();
+    if (!s.ok()) {
+      std::fprintf(stderr, "shale_stress: close: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace shale::stress
+
+int main(int argc, char** argv) {
+  shale::tools::ParseFlagsStrictly(
+      "shale_stress", "shale_stress --db=DIR --expected_state=FILE [--verify_only] ...", argc,
+      argv);
+  return shale::stress::Main();
+}
