@@ -13,7 +13,10 @@
 // (avoid_flush_during_recovery), the surviving records are copied into the new log, which is
 // synced before the old logs are deleted, so a later crash can never replay records that were
 // dropped, nor records that followed a dropped one. Records already applied (from a copy cut
-// short by a crash) are recognized by their sequence numbers and skipped.
+// short by a crash) are recognized by their sequence numbers and skipped. When nothing was
+// dropped and the recovered data stays in the memtable, the replayed logs (kept until that
+// memtable is flushed) are synced, so that their unsynced tails cannot be lost in a later crash
+// that keeps newer synced writes.
 #include <algorithm>
 #include <random>
 #include <set>
@@ -329,7 +332,16 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   }
 
   if (!dropped) {
-    // The recovered data stays in the memtable; its logs stay until it is flushed.
+    // The recovered data stays in the memtable; its logs stay until it is flushed. They may end
+    // in writes that were never synced: make them durable before any new write, or a crash
+    // could keep a later synced write (in the new log) and lose these, a hole in the history.
+    for (uint64_t number : logs) {
+      std::unique_ptr<WritableFile> file;
+      s = fs_->ReopenWritableFile(LogFileName(dbname_, number), FileOptions(), &file);
+      if (s.ok()) s = file->Sync();
+      if (s.ok()) s = file->Close();
+      if (!s.ok()) return s;
+    }
     if (!logs.empty()) mem_log_number_ = logs.front();
     return Status::OK();
   }
