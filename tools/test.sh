@@ -59,12 +59,19 @@ if [[ "$sanitize" == fuzz ]]; then
   seconds=${FUZZ_SECONDS:-60}
   for fuzzer in "$dir"/tests/fuzz/*_fuzzer; do
     name=$(basename "$fuzzer")
+    # The run's corpus starts as a copy of the committed seeds (tests/fuzz/corpus/<name>/, made
+    # by make_seeds); new inputs go to the copy only.
     corpus=$(mktemp -d "${TMPDIR:-/tmp}/shale-corpus.XXXXXX")
-    echo "== $name: ${seconds}s"
+    seeds=tests/fuzz/corpus/$name
+    if [[ -d "$seeds" ]]; then
+      cp -R "$seeds"/. "$corpus"/
+    fi
+    echo "== $name: ${seconds}s, $(find "$corpus" -type f | wc -l) seeds"
     # Findings are written to the build dir so CI keeps the reproducer.
+    status=0
     "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$dir/$name-" "$corpus" 2>&1 | tail -n 15
-    status=${PIPESTATUS[0]}
+      -print_final_stats=1 -artifact_prefix="$dir/$name-" "$corpus" 2>&1 | tail -n 15 ||
+      status=${PIPESTATUS[0]}
     rm -rf "$corpus"
     if [[ $status -ne 0 ]]; then
       echo "$name found a problem (exit $status); reproducer in $dir/" >&2

@@ -70,4 +70,18 @@ bool ParseFileName(const std::string& name, uint64_t* number, FileType* type) {
   return true;
 }
 
+Status ParseCurrentFile(const std::string& dbname, const Slice& contents,
+                        std::string* manifest_name, uint64_t* manifest_number) {
+  if (contents.empty() || contents[contents.size() - 1] != '\n') {
+    return Status::Corruption("CURRENT is empty or does not end in a newline", dbname);
+  }
+  std::string name(contents.data(), contents.size() - 1);
+  FileType type;
+  if (!ParseFileName(name, manifest_number, &type) || type != FileType::kManifest) {
+    return Status::Corruption("CURRENT does not name a MANIFEST: " + name, dbname);
+  }
+  *manifest_name = std::move(name);
+  return Status::OK();
+}
+
 }  // namespace shale

@@ -439,21 +439,16 @@ Status VersionSet::Recover() {
   std::string current;
   Status s = ReadFileToString(fs_, CurrentFileName(dbname_), &current);
   if (!s.ok()) return s.IsNotFound() ? Status::Corruption("CURRENT is missing", dbname_) : s;
-  if (current.empty() || current.back() != '\n') {
-    return Status::Corruption("CURRENT is empty or does not end in a newline", dbname_);
-  }
-  current.pop_back();
+  std::string manifest_file;
   uint64_t manifest_number = 0;
-  FileType type;
-  if (!ParseFileName(current, &manifest_number, &type) || type != FileType::kManifest) {
-    return Status::Corruption("CURRENT does not name a MANIFEST: " + current, dbname_);
-  }
-  const std::string manifest_name = dbname_ + "/" + current;
+  s = ParseCurrentFile(dbname_, current, &manifest_file, &manifest_number);
+  if (!s.ok()) return s;
+  const std::string manifest_name = dbname_ + "/" + manifest_file;
   std::unique_ptr<SequentialFile> file;
   s = fs_->NewSequentialFile(manifest_name, FileOptions(), &file);
   if (!s.ok()) {
     return s.IsNotFound() || fs_->FileExists(manifest_name).IsNotFound()
-               ? Status::Corruption("CURRENT names a missing MANIFEST: " + current, dbname_)
+               ? Status::Corruption("CURRENT names a missing MANIFEST: " + manifest_file, dbname_)
                : s;
   }
   log::Reader reader(std::move(file), manifest_name);

@@ -1,0 +1,191 @@
+// Raw bytes as a WriteBatch representation, as a WAL record hands it to recovery
+// (include/shale/write_batch.h):
+//   bytes [0, 8)  : sequence (fixed64)     bytes [8, 12): count (fixed32)
+//   the rest      : records: type byte, varstring key, varstring value (none for a deletion)
+// Fewer than 12 bytes must be Corruption from SetContents. Otherwise Iterate with a recording
+// Handler fails with Corruption or succeeds, and then:
+//   - Validate agrees with Iterate, and Count() equals the number of records seen;
+//   - a fresh WriteBatch built from the handler calls (same sequence) iterates to the same
+//     records; its contents are never longer than the input and equal it byte for byte when
+//     they are as long (only over-long varints in the input can make them differ);
+//   - appending the batch to that copy (WriteBatchInternal::Append) adds the counts and
+//     iterates to both record lists in order;
+//   - when the sequence range is one recovery accepts (first >= 1, last <= kMaxSequenceNumber),
+//     InsertInto a memtable succeeds and the memtable then holds exactly the records, record i
+//     at sequence first + i, in internal-key order, and a seek to each user key lands on its
+//     newest record.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "memtable/memtable.h"
+#include "shale/comparator.h"
+#include "shale/write_batch.h"
+#include "src/db/dbformat.h"
+#include "src/db/write_batch_internal.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+using shale::Slice;
+using shale::Status;
+using shale::fuzz::Fail;
+
+struct Record {
+  shale::ValueType type;
+  std::string key;
+  std::string value;
+  bool operator==(const Record&) const = default;
+};
+
+// Collects the records it is handed. Thread safety: one thread.
+class Recorder final : public shale::WriteBatch::Handler {
+ public:
+  Status Put(const Slice& key, const Slice& value) override {
+    records.push_back({shale::kTypeValue, key.ToString(), value.ToString()});
+    return Status::OK();
+  }
+  Status Delete(const Slice& key) override {
+    records.push_back({shale::kTypeDeletion, key.ToString(), std::string()});
+    return Status::OK();
+  }
+  Status Merge(const Slice& key, const Slice& operand) override {
+    records.push_back({shale::kTypeMerge, key.ToString(), operand.ToString()});
+    return Status::OK();
+  }
+
+  std::vector<Record> records;
+};
+
+std::vector<Record> RecordsOf(const shale::WriteBatch& batch, const char* what) {
+  Recorder r;
+  Status s = batch.Iterate(&r);
+  if (!s.ok()) Fail(std::string(what) + " does not iterate: " + s.ToString());
+  return std::move(r.records);
+}
+
+// Checks InsertInto: the memtable holds exactly the records at their sequence numbers.
+void CheckMemTable(const shale::WriteBatch& batch, const std::vector<Record>& records,
+                   shale::SequenceNumber first) {
+  static const shale::InternalKeyComparator icmp(shale::BytewiseComparator());
+  auto* mem = new shale::MemTable(icmp);
+  mem->Ref();
+  Status s = shale::WriteBatchInternal::InsertInto(&batch, first, mem);
+  if (!s.ok()) Fail("InsertInto failed on a valid batch: " + s.ToString());
+
+  // Expected entries in internal-key order: user key ascending, sequence descending.
+  using Entry = std::tuple<std::string, shale::SequenceNumber, shale::ValueType, std::string>;
+  std::vector<Entry> want;
+  for (size_t i = 0; i < records.size(); i++) {
+    want.emplace_back(records[i].key, first + i, records[i].type, records[i].value);
+  }
+  std::sort(want.begin(), want.end(), [](const Entry& a, const Entry& b) {
+    const int c = Slice(std::get<0>(a)).compare(Slice(std::get<0>(b)));
+    return c != 0 ? c < 0 : std::get<1>(a) > std::get<1>(b);
+  });
+  if (mem->num_entries() != want.size()) {
+    Fail("memtable holds " + std::to_string(mem->num_entries()) + " entries, batch has " +
+         std::to_string(want.size()));
+  }
+  {
+    auto it = mem->NewIterator();
+    size_t i = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), i++) {
+      shale::ParsedInternalKey p;
+      if (i >= want.size() || !shale::ParseInternalKey(it->key(), &p)) {
+        Fail("memtable iteration: extra or malformed entry");
+      }
+      const auto& [key, seq, type, value] = want[i];
+      if (p.user_key != Slice(key) || p.sequence != seq || p.type != type ||
+          it->value() != Slice(value)) {
+        Fail("memtable entry " + std::to_string(i) + " differs from the batch's record");
+      }
+    }
+    if (i != want.size()) Fail("memtable iteration ended early");
+    // A seek to each user key at the newest sequence finds that key's newest record.
+    for (size_t j = 0; j < want.size(); j++) {
+      if (j > 0 && std::get<0>(want[j - 1]) == std::get<0>(want[j])) continue;
+      shale::LookupKey lkey(std::get<0>(want[j]), shale::kMaxSequenceNumber);
+      it->Seek(lkey.internal_key());
+      shale::ParsedInternalKey p;
+      if (!it->Valid() || !shale::ParseInternalKey(it->key(), &p) ||
+          p.user_key != Slice(std::get<0>(want[j])) || p.sequence != std::get<1>(want[j])) {
+        Fail("memtable seek to a batch key missed its newest record");
+      }
+    }
+  }
+  mem->Unref();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const Slice input(reinterpret_cast<const char*>(data), size);
+  shale::WriteBatch batch;
+  Status s = shale::WriteBatchInternal::SetContents(&batch, input);
+  if (size < shale::WriteBatchInternal::kHeader) {
+    if (!s.IsCorruption()) Fail("SetContents accepted a batch shorter than its header");
+    return 0;
+  }
+  if (!s.ok()) Fail("SetContents refused a full header: " + s.ToString());
+
+  Recorder recorder;
+  s = batch.Iterate(&recorder);
+  const Status valid = shale::WriteBatchInternal::Validate(&batch);
+  if (s.ok() != valid.ok()) Fail("Iterate and Validate disagree: " + s.ToString());
+  if (!s.ok()) {
+    if (!s.IsCorruption()) Fail("Iterate failed with " + s.ToString());
+    return 0;
+  }
+  const std::vector<Record>& records = recorder.records;
+  if (batch.Count() != records.size()) {
+    Fail("Count() is " + std::to_string(batch.Count()) + " but " + std::to_string(records.size()) +
+         " records were iterated");
+  }
+
+  // Rebuild the batch from the handler calls.
+  shale::WriteBatch rebuilt;
+  shale::WriteBatchInternal::SetSequence(&rebuilt, shale::WriteBatchInternal::Sequence(&batch));
+  for (const Record& r : records) {
+    switch (r.type) {
+      case shale::kTypeValue:
+        s = rebuilt.Put(r.key, r.value);
+        break;
+      case shale::kTypeDeletion:
+        s = rebuilt.Delete(r.key);
+        break;
+      default:
+        s = rebuilt.Merge(r.key, r.value);
+        break;
+    }
+    if (!s.ok()) return 0;  // over a size limit: only the API refuses those
+  }
+  const std::string& again = rebuilt.Data();
+  if (again.size() > size) Fail("re-encoded batch is longer than the input");
+  if (again.size() == size && Slice(again) != input) {
+    Fail("re-encoded batch differs from the input");
+  }
+  if (RecordsOf(rebuilt, "re-encoded batch") != records) {
+    Fail("re-encoded batch iterates to other records");
+  }
+  if (rebuilt.Count() != batch.Count()) Fail("re-encoded batch has another count");
+
+  // Append: counts add, records concatenate.
+  shale::WriteBatch both = rebuilt;
+  shale::WriteBatchInternal::Append(&both, &batch);
+  if (both.Count() != 2 * batch.Count()) Fail("Append did not add the counts");
+  std::vector<Record> doubled = records;
+  doubled.insert(doubled.end(), records.begin(), records.end());
+  if (RecordsOf(both, "appended batch") != doubled) Fail("Append lost or reordered records");
+
+  // Into a memtable, as recovery does, when recovery would accept the sequence range.
+  const shale::SequenceNumber first = shale::WriteBatchInternal::Sequence(&batch);
+  const uint32_t count = batch.Count();
+  if (count > 0 && first != 0 && first + (count - 1) >= first &&
+      first + (count - 1) <= shale::kMaxSequenceNumber) {
+    CheckMemTable(batch, records, first);
+  }
+  return 0;
+}
