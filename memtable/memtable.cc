@@ -16,6 +16,22 @@ namespace {
 
 // The internal key of an entry (or of a memtable lookup key): varint32 length, then bytes.
 // Entries were written by Add, so the varint is trusted.
+// Byte equality without a library call for the short keys a memtable mostly holds.
+inline bool BytesEqual(const Slice& a, const Slice& b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* x = a.data();
+  const char* y = b.data();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    if (DecodeFixed64(x + i) != DecodeFixed64(y + i)) return false;
+  }
+  for (; i < n; i++) {
+    if (x[i] != y[i]) return false;
+  }
+  return true;
+}
+
 inline Slice DecodeLengthPrefixed(const char* p) {
   uint32_t len;
   const char* q = GetVarint32Ptr(p, p + kMaxVarint32Length, &len);
@@ -46,6 +62,7 @@ size_t MemTable::ArenaBlockSizeFor(size_t write_buffer_size) {
 MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_size,
                    size_t bloom_bytes)
     : comparator_(comparator),
+      bytewise_(comparator.user_comparator()->IsBytewise()),
       arena_(arena_block_size),
       table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_) {
   if (bloom_bytes > 0) {
@@ -108,7 +125,10 @@ bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
     uint32_t key_len;
     const char* key_ptr = GetVarint32Ptr(entry, entry + kMaxVarint32Length, &key_len);
     Slice internal_key(key_ptr, key_len);
-    if (!ucmp->Equal(ExtractUserKey(internal_key), user_key)) break;
+    const Slice entry_user_key = ExtractUserKey(internal_key);
+    if (bytewise_ ? !BytesEqual(entry_user_key, user_key) : !ucmp->Equal(entry_user_key, user_key)) {
+      break;
+    }
     ParsedInternalKey parsed;
     bool ok = ParseInternalKey(internal_key, &parsed);
     assert(ok);  // written by Add

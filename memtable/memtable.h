@@ -77,6 +77,7 @@ class MemTable {
 
   std::atomic<int> refs_{0};
   const InternalKeyComparator comparator_;
+  const bool bytewise_;  // the user comparator is bytewise: Get compares keys inline
   ConcurrentArena arena_;
   Table table_;
   std::unique_ptr<MemTableBloom> bloom_;  // null: no filter

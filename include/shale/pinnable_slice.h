@@ -10,6 +10,7 @@
 // thread and must be safe to do so.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ class Cleanable {
   };
   void DoCleanup() {
     if (first_.function == nullptr) return;
-    if (more_.empty()) {
+    if (more_ == nullptr) {
       // The common case, one pin: detach it first so a cleanup that touches this object sees
       // it empty.
       const Cleanup c = first_;
@@ -64,7 +65,9 @@ class Cleanable {
   void DoCleanupAll();
 
   Cleanup first_;             // inline: the common case is a single pin
-  std::vector<Cleanup> more_;  // the rest, in registration order
+  // The rest, in registration order; null when there are none (kept out of line so that a
+  // PinnableSlice stays small: arrays of them are walked by MultiGet and GetMergeOperands).
+  std::unique_ptr<std::vector<Cleanup>> more_;
 };
 
 class PinnableSlice : public Slice, public Cleanable {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <chrono>
 
@@ -424,35 +425,57 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
 
   std::shared_ptr<SuperVersion> sv = GetSuperVersion();
   LookupKey lkey(key, seq);
-  // Operand pointers are gathered in a per-thread buffer: no allocation per call.
-  thread_local std::vector<Slice> buffer;
-  GetContext ctx(stats_, key, &opts->continue_cb, &buffer);
+  // Each operand goes straight into the caller's slices (from the back: they arrive newest
+  // first), pinned on one bundle whose count is set once the number is known; until then no
+  // release can reach zero.
+  const size_t capacity = static_cast<size_t>(opts->expected_max_number_of_operands);
+  auto bundle = std::make_unique<OperandBundle>(std::numeric_limits<size_t>::max() / 2);
+  GetContext ctx(stats_, key, &opts->continue_cb,
+                 GetContext::OperandSlots{operands, capacity, &ReleaseOperandBundle,
+                                          bundle.get()});
   GetFromMemTablesTimed(*sv, lkey, &ctx);
   if (!ctx.resolved()) {
     PerfTimer timer(&PerfContext::get_from_output_files_time);
     s = sv->current->Get(options, lkey, &ctx);
   }
-  if (!s.ok()) return s;
-  ctx.Finish();
-  if (ctx.state() == GetContext::State::kCorrupt) return ctx.status();
-  if (ctx.state() != GetContext::State::kFound) return Status::NotFound();
-
-  const std::vector<Slice>& newest_first = ctx.operands();
-  const size_t n = newest_first.size();
-  *number_of_operands = static_cast<int>(n);
-  if (n > static_cast<size_t>(opts->expected_max_number_of_operands)) {
-    return Status::Incomplete(
-        fmt::format("{} merge operands, room for {}", n, opts->expected_max_number_of_operands));
+  if (s.ok()) {
+    ctx.Finish();
+    if (ctx.state() == GetContext::State::kCorrupt) {
+      s = ctx.status();
+    } else if (ctx.state() != GetContext::State::kFound) {
+      s = Status::NotFound();
+    }
   }
-  // Oldest first. Each slice holds one reference on the shared bundle.
-  auto* bundle = new OperandBundle(n);
+  const size_t n = ctx.operand_count();
+  const size_t filled = std::min(n, capacity);
+  if (s.ok()) *number_of_operands = static_cast<int>(n);
+  if (s.ok() && n > capacity) {
+    s = Status::Incomplete(fmt::format("{} merge operands, room for {}", n, capacity));
+  }
+  if (!s.ok()) {
+    // Unpin what was filled; the bundle (and the pins the lookup took) go with this scope.
+    for (size_t i = capacity - filled; i < capacity; i++) operands[i].Reset();
+    return s;
+  }
   ctx.TakePins(&bundle->pins, &bundle->copies);
-  uint64_t bytes = 0;
-  for (size_t i = 0; i < n; i++) {
-    operands[i].PinSlice(newest_first[n - 1 - i], &ReleaseOperandBundle, bundle, nullptr);
-    bytes += newest_first[i].size();
+  bundle->refs.store(filled, std::memory_order_relaxed);  // not yet visible to other threads
+  OperandBundle* shared = bundle.release();
+  if (filled == 0) std::unique_ptr<OperandBundle> unused(shared);
+  // Oldest first from slot 0.
+  if (filled < capacity) {
+    // Only the pins move: each slot keeps its own buffer.
+    for (size_t i = 0; i < filled; i++) {
+      PinnableSlice& from = operands[capacity - filled + i];
+      const Slice data = from;
+      operands[i].PinSlice(data, &from);
+      from.Reset();
+    }
   }
-  PerfCount(&PerfContext::get_merge_operands_read_bytes, bytes);
+  if (PerfCountEnabled()) {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < filled; i++) bytes += operands[i].size();
+    PerfCount(&PerfContext::get_merge_operands_read_bytes, bytes);
+  }
   if (stats_ != nullptr) stats_->recordInHistogram(DB_GET_MERGE_OPERANDS, NowMicros() - start_us);
   return Status::OK();
 }

@@ -17,27 +17,39 @@ GetContext::GetContext(const MergeOperator* merge_operator, Statistics* stats,
 
 GetContext::GetContext(Statistics* stats, const Slice& user_key,
                        const std::function<bool(Slice)>* continue_cb,
-                       std::vector<Slice>* buffer)
+                       const OperandSlots& slots)
     : merge_operator_(nullptr),
       stats_(stats),
       user_key_(user_key),
       value_(nullptr),
       collect_(true),
       continue_cb_(continue_cb != nullptr && *continue_cb ? continue_cb : nullptr),
-      operands_(buffer) {
-  operands_->clear();
-}
+      slots_(slots) {}
 
 void GetContext::AddOperand(const Slice& operand, const Pinner& pinner) {
+  PinnableSlice* slot = nullptr;
+  if (collect_) {
+    // Past the caller's slots an operand is only counted.
+    if (++operand_count_ > slots_.capacity) return;
+    slot = &slots_.slots[slots_.capacity - operand_count_];
+  }
+  // Field by field: the slice was just stored as two words, and one 16-byte load of it would
+  // wait for those stores to retire instead of being forwarded from them.
+  const char* data = operand.data();
+  const size_t size = operand.size();
   if (pinner.fn != nullptr) {
     if (pinner.source == nullptr || pinner.source != last_pinned_source_) {
       pinner.fn(pinner.arg, &operand_pins_);
       last_pinned_source_ = pinner.source;
     }
-    operands_->push_back(operand);
   } else {
-    operand_copies_.emplace_back(operand.data(), operand.size());
-    operands_->emplace_back(operand_copies_.back());
+    operand_copies_.emplace_back(data, size);
+    data = operand_copies_.back().data();
+  }
+  if (slot != nullptr) {
+    slot->PinSlice(Slice(data, size), slots_.release, slots_.bundle, nullptr);
+  } else {
+    operands_.emplace_back(data, size);
   }
 }
 
@@ -57,7 +69,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
         state_ = State::kFound;
         return false;
       case kTypeDeletion:
-        state_ = operands_->empty() ? State::kDeleted : State::kFound;
+        state_ = operand_count_ == 0 ? State::kDeleted : State::kFound;
         return false;
       case kTypeMerge:
         PerfCount(&PerfContext::internal_merge_count);
@@ -122,10 +134,10 @@ void GetContext::Finish() {
 }
 
 void GetContext::ResolveMerge(const Slice* base) {
-  std::reverse(operands_->begin(), operands_->end());  // oldest first for the operator
+  std::reverse(operands_.begin(), operands_.end());  // oldest first for the operator
   merge_status_ =
-      FullMerge(merge_operator_, user_key_, base, *operands_, value_->GetSelf(), stats_);
-  operands_->clear();
+      FullMerge(merge_operator_, user_key_, base, operands_, value_->GetSelf(), stats_);
+  operands_.clear();
   operand_pins_.Reset();
   operand_copies_.clear();
   last_pinned_source_ = nullptr;

@@ -7,7 +7,8 @@
 // Operand mode (GetMergeOperands): operands are collected, not merged — a base value counts as
 // the oldest operand, a Deletion ends the collection, and continue_cb may stop it early.
 // Operands in pinnable memory are pinned (each source — a memtable, a cached block — once),
-// others copied; TakeOperands hands them over with everything that keeps them alive.
+// others copied; each goes straight into the caller's slices (OperandSlots), and TakePins
+// hands over everything that keeps them alive.
 // Thread safety: one lookup, one thread.
 #pragma once
 
@@ -42,10 +43,18 @@ class GetContext {
   // value receives the answer; it must be Reset() by the caller beforehand.
   GetContext(const MergeOperator* merge_operator, Statistics* stats, const Slice& user_key,
              PinnableSlice* value);
-  // Operand mode. continue_cb (may be empty) sees each operand, newest first. Operands are
-  // collected into *buffer (cleared first), which the caller may reuse across lookups.
+  // Where operand mode puts the operands: the caller's slices, filled from the back (the
+  // newest operand in the last slot), each pinned with release(bundle). Operands beyond the
+  // slots are only counted. The caller moves the filled tail to the front when it is shorter.
+  struct OperandSlots {
+    PinnableSlice* slots = nullptr;
+    size_t capacity = 0;
+    Cleanable::CleanupFunction release = nullptr;
+    void* bundle = nullptr;
+  };
+  // Operand mode. continue_cb (may be empty) sees each operand, newest first.
   GetContext(Statistics* stats, const Slice& user_key,
-             const std::function<bool(Slice)>* continue_cb, std::vector<Slice>* buffer);
+             const std::function<bool(Slice)>* continue_cb, const OperandSlots& slots);
   GetContext(const GetContext&) = delete;
   GetContext& operator=(const GetContext&) = delete;
 
@@ -56,9 +65,9 @@ class GetContext {
   void Finish();
 
   State state() const { return state_; }
-  // Operand mode: the operands collected (newest first, in the caller's buffer) and what keeps
-  // them alive, which the caller takes over.
-  const std::vector<Slice>& operands() const { return *operands_; }
+  // Operand mode: how many operands the key has (some may not have fit the slots), and what
+  // keeps the collected ones alive, which the caller takes over.
+  size_t operand_count() const { return operand_count_; }
   void TakePins(Cleanable* pins, std::deque<std::string>* copies);
   // The answer is known: a value, a deletion, or a failure (no older entry can change it).
   bool resolved() const {
@@ -82,9 +91,12 @@ class GetContext {
   const void* last_pinned_source_ = nullptr;
   State state_ = State::kNotFound;
   Status merge_status_;
-  // Operands newest first; their bytes are kept alive by operand_pins_ or operand_copies_.
-  std::vector<Slice> own_operands_;
-  std::vector<Slice>* operands_ = &own_operands_;
+  // Get mode: merge operands newest first; their bytes are kept alive by operand_pins_ or
+  // operand_copies_.
+  std::vector<Slice> operands_;
+  // Operand mode: the caller's slots and the operands met so far.
+  const OperandSlots slots_;
+  size_t operand_count_ = 0;
   Cleanable operand_pins_;
   std::deque<std::string> operand_copies_;
 };

@@ -50,12 +50,7 @@ int VarintLength(uint64_t value) {
   return len;
 }
 
-const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value) {
-  // Fast path: one byte.
-  if (p < limit && (static_cast<unsigned char>(*p) & 0x80) == 0) {
-    *value = static_cast<unsigned char>(*p);
-    return p + 1;
-  }
+const char* GetVarint32PtrSlow(const char* p, const char* limit, uint32_t* value) {
   uint32_t result = 0;
   for (uint32_t shift = 0; shift <= 28 && p < limit; shift += 7) {
     uint32_t byte = static_cast<unsigned char>(*p++);

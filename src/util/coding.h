@@ -46,7 +46,16 @@ char* EncodeVarint64(char* dst, uint64_t value);
 int VarintLength(uint64_t value);
 
 // Parse from [p, limit); return the byte past the value, or nullptr if truncated/overlong.
-const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value);
+// The multi-byte case of GetVarint32Ptr.
+const char* GetVarint32PtrSlow(const char* p, const char* limit, uint32_t* value);
+inline const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value) {
+  // Inline fast path: one byte (lengths below 128, the common case in keys and entries).
+  if (p < limit && (static_cast<unsigned char>(*p) & 0x80) == 0) {
+    *value = static_cast<unsigned char>(*p);
+    return p + 1;
+  }
+  return GetVarint32PtrSlow(p, limit, value);
+}
 const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value);
 
 // Parse from the front of *input and advance it; false on malformed input.

@@ -6,41 +6,40 @@
 namespace shale {
 
 Cleanable::Cleanable(Cleanable&& other) noexcept
-    : first_(std::exchange(other.first_, Cleanup{})), more_(std::move(other.more_)) {
-  other.more_.clear();
-}
+    : first_(std::exchange(other.first_, Cleanup{})), more_(std::move(other.more_)) {}
 
 Cleanable& Cleanable::operator=(Cleanable&& other) noexcept {
   if (this != &other) {
     DoCleanup();
     first_ = std::exchange(other.first_, Cleanup{});
     more_ = std::move(other.more_);
-    other.more_.clear();
   }
   return *this;
 }
 
 void Cleanable::RegisterMore(CleanupFunction function, void* arg1, void* arg2) {
   assert(function != nullptr);
-  more_.push_back(Cleanup{function, arg1, arg2});
+  if (more_ == nullptr) more_ = std::make_unique<std::vector<Cleanup>>();
+  more_->push_back(Cleanup{function, arg1, arg2});
 }
 
 void Cleanable::DelegateCleanupsTo(Cleanable* other) {
   assert(other != this);
   if (first_.function == nullptr) return;
   other->RegisterCleanup(first_.function, first_.arg1, first_.arg2);
-  for (const Cleanup& c : more_) other->RegisterCleanup(c.function, c.arg1, c.arg2);
+  if (more_ != nullptr) {
+    for (const Cleanup& c : *more_) other->RegisterCleanup(c.function, c.arg1, c.arg2);
+  }
   first_ = Cleanup{};
-  more_.clear();
+  more_.reset();
 }
 
 void Cleanable::DoCleanupAll() {
   // Detach first so a cleanup that touches this object sees it empty.
   Cleanup first = std::exchange(first_, Cleanup{});
-  std::vector<Cleanup> more = std::move(more_);
-  more_.clear();
+  std::unique_ptr<std::vector<Cleanup>> more = std::move(more_);
   first.function(first.arg1, first.arg2);
-  for (const Cleanup& c : more) c.function(c.arg1, c.arg2);
+  for (const Cleanup& c : *more) c.function(c.arg1, c.arg2);
 }
 
 PinnableSlice::PinnableSlice(PinnableSlice&& other) noexcept
