@@ -121,6 +121,7 @@ bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
       this};
   bool seen = false;
   for (; iter.Valid(); iter.Next()) {
+    iter.PrefetchNext();  // a key's versions are walked in a chain of likely cache misses
     const char* entry = iter.key();
     uint32_t key_len;
     const char* key_ptr = GetVarint32Ptr(entry, entry + kMaxVarint32Length, &key_len);
