@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -301,12 +302,25 @@ TEST_F(DBLsmTest, ConcurrentReadsDuringFlushAndCompaction) {
   EXPECT_GT(TotalFiles(), 0);
 }
 
-// A simulated power loss at every file-system operation of a workload that flushes and
-// compacts: the DB always reopens, every synced write is there, and what survived of the
-// unsynced ones is a prefix.
-TEST(DBLsmCrashTest, CrashAtEveryOperationOfFlushAndCompaction) {
-  auto run = [](uint64_t crash_at, std::shared_ptr<FaultInjectionFileSystem> fs, int* synced_upto,
-                int* written) {
+// A simulated power loss at every file-system operation of a workload that writes, flushes,
+// compacts and rolls the MANIFEST over, in every crash mode: the DB always reopens, every
+// synced write is there, and what survived of the unsynced ones is a prefix with no hole.
+struct PowerLossCase {
+  CrashMode mode;
+  bool revert_directories;
+  int workload;  // 0: puts with every 25th synced; 1: also deletes, bigger values, every 9th synced
+};
+
+class DBPowerLossTest : public ::testing::TestWithParam<PowerLossCase> {
+ protected:
+  static std::string ValueFor(int workload, int i) {
+    return std::string(workload == 0 ? 60 : 150 + (i * 53) % 700, static_cast<char>('a' + i % 26));
+  }
+  // Runs the workload on fs, failing operation crash_at (0: none), then crashes. *synced_upto:
+  // the writes [0, n) acknowledged by a synced write; *written: all acknowledged writes.
+  static void Run(const PowerLossCase& c, uint64_t crash_at,
+                  const std::shared_ptr<FaultInjectionFileSystem>& fs, int* synced_upto,
+                  int* written) {
     Options o;
     o.create_if_missing = true;
     o.file_system = fs;
@@ -316,44 +330,66 @@ TEST(DBLsmCrashTest, CrashAtEveryOperationOfFlushAndCompaction) {
     o.level0_file_num_compaction_trigger = 2;
     o.num_levels = 3;
     o.max_background_jobs = 1;
+    o.max_manifest_file_size = 2 << 10;  // several MANIFEST rollovers per run
     std::unique_ptr<DB> db;
     if (!DB::Open(o, "/db", &db).ok()) return;
     fs->FailOperationNumber(crash_at);
+    const int sync_every = c.workload == 0 ? 25 : 9;
     for (int i = 0; i < 300; i++) {
       WriteOptions wo;
-      wo.sync = i % 25 == 24;
-      if (!db->Put(wo, Key(i), std::string(60, 'a' + i % 26)).ok()) break;
+      wo.sync = i % sync_every == sync_every - 1;
+      // Workload 1 also writes a deletion (of a key outside the checked range) every 5th
+      // write, so tombstones go through flush and compaction too.
+      Status st = db->Put(wo, Key(i), ValueFor(c.workload, i));
+      if (st.ok() && c.workload == 1 && i % 5 == 4) st = db->Delete(wo, Key(1000 + i));
+      if (!st.ok()) break;
       *written = i + 1;
       if (wo.sync) *synced_upto = i + 1;
     }
     db->WaitForCompact().PermitUncheckedError();
-    // The crash: whatever was not synced may be lost, and handles die.
-    fs->Crash(CrashMode::kDropUnsynced, /*revert_directories=*/true);
+    fs->Crash(c.mode, c.revert_directories);
     db.reset();
-  };
+  }
+};
+
+std::string PowerLossName(const ::testing::TestParamInfo<PowerLossCase>& info) {
+  const char* mode[] = {"DropUnsynced", "TornPrefix", "RandomBlocks"};
+  return std::string(mode[static_cast<int>(info.param.mode)]) +
+         (info.param.revert_directories ? "RevertDirs" : "") + "Workload" +
+         std::to_string(info.param.workload);
+}
+
+TEST_P(DBPowerLossTest, CrashAtEveryOperationOfWritesFlushCompactionAndManifestRollover) {
+  const PowerLossCase c = GetParam();
   uint64_t total_ops = 0;
   {
     auto fs = std::make_shared<FaultInjectionFileSystem>(1);
     EXPECT_TRUE(fs->CreateDirIfMissing("/db").ok());
     int s = 0, w = 0;
     const uint64_t before = fs->operation_count();
-    run(0, fs, &s, &w);
+    Run(c, 0, fs, &s, &w);
     total_ops = fs->operation_count() - before;
+    // The workload did roll the MANIFEST over.
+    int manifests = 0;
+    for (const std::string& f : fs->ListFiles())
+      manifests += f.find("MANIFEST-") != std::string::npos;
+    EXPECT_GE(manifests, 1);
   }
   ASSERT_GT(total_ops, 100u);
-  // About 120 evenly spread operation indexes by default (CI); SHALE_CRASH_STRIDE=1 tries
-  // every one (the long run: ~13,000 crash points).
+  // About 20 evenly spread operation indexes per case by default (CI: 8 cases);
+  // SHALE_CRASH_STRIDE=1 tries every one (the long run: every case, > 100,000 crash points).
   const char* stride_env = std::getenv("SHALE_CRASH_STRIDE");
   const uint64_t stride = stride_env != nullptr
                               ? std::max<uint64_t>(1, std::strtoull(stride_env, nullptr, 10))
-                              : std::max<uint64_t>(1, total_ops / 120);
-  RecordProperty("operations", std::to_string(total_ops));
+                              : std::max<uint64_t>(1, total_ops / 20);
+  uint64_t points = 0, synced_writes_checked = 0, unsynced_lost = 0;
   for (uint64_t k = 1; k <= total_ops; k += stride) {
     SCOPED_TRACE("crash at operation " + std::to_string(k));
     auto fs = std::make_shared<FaultInjectionFileSystem>(k);
     ASSERT_TRUE(fs->CreateDirIfMissing("/db").ok());
     int synced_upto = 0, written = 0;
-    run(fs->operation_count() + k, fs, &synced_upto, &written);
+    Run(c, fs->operation_count() + k, fs, &synced_upto, &written);
+    points++;
     fs->DisableAllFaults();
     Options o;
     o.file_system = fs;
@@ -366,16 +402,37 @@ TEST(DBLsmCrashTest, CrashAtEveryOperationOfFlushAndCompaction) {
     while (present < written) {
       PinnableSlice v;
       if (!db->Get(ReadOptions(), Key(present), &v).ok()) break;
-      ASSERT_EQ(v.ToString(), std::string(60, 'a' + present % 26));
+      ASSERT_EQ(v.ToString(), ValueFor(c.workload, present));
       present++;
     }
-    EXPECT_GE(present, synced_upto);
+    EXPECT_GE(present, synced_upto) << "synced writes lost";
     for (int i = present; i < written; i++) {
       PinnableSlice v;
       ASSERT_TRUE(db->Get(ReadOptions(), Key(i), &v).IsNotFound()) << "hole before " << i;
     }
+    synced_writes_checked += static_cast<uint64_t>(synced_upto);
+    unsynced_lost += static_cast<uint64_t>(written - present);
   }
+  std::printf(
+      "%s: %llu crash points over %llu operations, %llu synced writes checked present, "
+      "%llu unsynced writes lost (always a suffix)\n",
+      PowerLossName(::testing::TestParamInfo<PowerLossCase>(c, 0)).c_str(),
+      static_cast<unsigned long long>(points), static_cast<unsigned long long>(total_ops),
+      static_cast<unsigned long long>(synced_writes_checked),
+      static_cast<unsigned long long>(unsynced_lost));
+  RecordProperty("crash_points", std::to_string(points));
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, DBPowerLossTest,
+                         ::testing::Values(PowerLossCase{CrashMode::kDropUnsynced, false, 0},
+                                           PowerLossCase{CrashMode::kDropUnsynced, true, 0},
+                                           PowerLossCase{CrashMode::kTornPrefix, true, 0},
+                                           PowerLossCase{CrashMode::kRandomBlocks, true, 0},
+                                           PowerLossCase{CrashMode::kDropUnsynced, false, 1},
+                                           PowerLossCase{CrashMode::kDropUnsynced, true, 1},
+                                           PowerLossCase{CrashMode::kTornPrefix, true, 1},
+                                           PowerLossCase{CrashMode::kRandomBlocks, true, 1}),
+                         PowerLossName);
 
 }  // namespace
 }  // namespace shale::test
