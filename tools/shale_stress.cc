@@ -170,7 +170,7 @@ class ExpectedState {
       *error = fmt::format("{}: mmap: {}", path, std::strerror(errno));
       return nullptr;
     }
-    auto state = std::unique_ptr<ExpectedState>(new ExpectedState(p, size, max_key));
+    auto state = std::unique_ptr<ExpectedState>(new ExpectedState(p, size));
     char* header = static_cast<char*>(p);
     if (created) {
       std::memcpy(header, kMagic, 8);
@@ -196,8 +196,7 @@ class ExpectedState {
   }
 
  private:
-  ExpectedState(void* base, size_t size, uint64_t max_key)
-      : base_(base), size_(size), max_key_(max_key) {}
+  ExpectedState(void* base, size_t size) : base_(base), size_(size) {}
   std::atomic<uint64_t>& Word(uint64_t k) const {
     static_assert(sizeof(std::atomic<uint64_t>) == 8 && std::atomic<uint64_t>::is_always_lock_free);
     return reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(base_) + kHeaderSize)[k];
@@ -205,7 +204,6 @@ class ExpectedState {
 
   void* base_;
   size_t size_;
-  uint64_t max_key_;
 };
 
 struct Counters {
@@ -310,6 +308,7 @@ class Stress {
   }
 
   void Run() {
+    running_ = true;
     std::atomic<bool> stop{false};
     std::vector<std::thread> threads;
     for (int w = 0; w < FLAGS_writers; w++) threads.emplace_back([this, w] { Writer(w); });
@@ -319,6 +318,7 @@ class Stress {
     for (int w = 0; w < FLAGS_writers; w++) threads[w].join();
     stop = true;
     for (size_t i = FLAGS_writers; i < threads.size(); i++) threads[i].join();
+    running_ = false;
     std::printf(
         "ran: %lu writes (%lu synced, %lu in batches, %lu merges, %lu deletes), %lu gets, "
         "%lu multigets, %lu scans, %lu failed checks\n",
@@ -335,9 +335,15 @@ class Stress {
     return IsDeleted(state) ? fmt::format("deleted (v{})", VersionOf(state))
                             : fmt::format("v{}", VersionOf(state));
   }
+  // Verification reports every bad key; while the workload runs (and may be killed at any
+  // moment) the first failed check ends the process with status 1.
   void Report(const std::string& what) {
     counters_.failures++;
     std::fprintf(stderr, "shale_stress: %s\n", what.c_str());
+    if (running_.load(std::memory_order_relaxed)) {
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
   }
   void Fail(const char* op, const Status& s) {
     std::fprintf(stderr, "shale_stress: %s failed: %s\n", op, s.ToString().c_str());
@@ -364,7 +370,8 @@ class Stress {
       WriteOptions wo;
       wo.sync = sync_in > 0 && rnd.OneIn(sync_in);
       // 1 to 4 of this writer's keys, distinct, in one batch when more than one.
-      const int count = rnd.OneIn(8) ? 2 + static_cast<int>(rnd.Uniform(3)) : 1;
+      const int count =
+          static_cast<int>(std::min<uint64_t>(owned, rnd.OneIn(8) ? 2 + rnd.Uniform(3) : 1));
       std::vector<uint64_t> keys;
       while (static_cast<int>(keys.size()) < count) {
         const uint64_t k = w + writers * rnd.Uniform(owned);
@@ -412,8 +419,16 @@ class Stress {
     const uint32_t low = ExpectedState::Committed(before);
     const uint32_t high = std::max(ExpectedState::Committed(after), ExpectedState::Pending(after));
     if (s.IsNotFound()) {
-      // Wrong only if the key was live and untouched throughout.
-      if (before == after && ExpectedState::Pending(before) == 0 && !IsDeleted(low)) {
+      // Right only if some state the read may have seen is a deletion (or nothing): one of
+      // the states before and after, or one in between when the version moved by two or more.
+      // (A committed state of 0 is "never written"; a pending 0 is "no write in flight".)
+      bool deleted = IsDeleted(low) || IsDeleted(ExpectedState::Committed(after)) ||
+                     VersionOf(high) >= VersionOf(low) + 2;
+      for (const uint32_t pending :
+           {ExpectedState::Pending(before), ExpectedState::Pending(after)}) {
+        if (pending != 0 && IsDeleted(pending)) deleted = true;
+      }
+      if (!deleted) {
         *why = "not found, expected " + Describe(low);
         return false;
       }
@@ -478,9 +493,13 @@ class Stress {
         std::map<uint64_t, std::string> seen;
         std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
         const std::string end = KeyOf(first + len);
+        std::string prev;
         for (it->Seek(KeyOf(first)); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+          const std::string key = it->key().ToString();
+          if (!prev.empty() && key <= prev) Report("scan: " + key + " after " + prev);
+          prev = key;
           uint64_t k = 0;
-          std::sscanf(it->key().ToString().c_str() + 1, "%8lu", &k);
+          std::sscanf(key.c_str() + 1, "%8lu", &k);
           seen[k] = it->value().ToString();
         }
         if (!it->status().ok()) Report("scan: " + it->status().ToString());
@@ -505,6 +524,7 @@ class Stress {
   DB* const db_;
   const size_t value_size_;
   Counters counters_;
+  std::atomic<bool> running_{false};
 };
 
 int Main() {

@@ -9,7 +9,8 @@
 // The level is per thread and starts at kDisable, where recording costs one thread-local load
 // per site. kEnableCount records counts; kEnableTimeExceptForMutex and above also time
 // (steady clock, nanoseconds). Levels keep RocksDB's numbering, so db_bench's -perf_level means
-// the same in both; shale takes no timings inside mutexes, so the three timing levels are one.
+// the same in both; shale does not time mutex waits on their own, so the three timing levels are
+// one (a timed span includes any lock it takes).
 //
 // Work done on background threads (flush, compaction) lands in those threads' contexts, not the
 // caller's. Thread safety: each thread has its own context; get_perf_context() must only be used
@@ -61,7 +62,7 @@ struct PerfContext {
   uint64_t internal_delete_skipped_count = 0;  // deletion markers iterators stepped over
   // ---- writes ----
   uint64_t write_thread_wait_nanos = 0;  // ns waiting to lead a write group or for its leader
-  uint64_t write_delay_time = 0;         // ns stalled for flush/compaction (write stalls)
+  uint64_t write_delay_time = 0;         // ns making room: memtable switches and write stalls
   uint64_t write_wal_time = 0;           // ns appending (and syncing) the group's WAL record
   uint64_t write_memtable_time = 0;      // ns inserting the group into the memtable
 
