@@ -50,9 +50,10 @@ found_new=0 found_old=0
 start=$SECONDS
 for ((c = 1; c <= cycles; c++)); do
   run_ms=$((min_ms + RANDOM % (max_ms - min_ms + 1)))
-  # SIGKILL after run_ms (exit 137); a run that ends by itself before has failed a check.
+  # SIGKILL to the stress process alone after run_ms (exit 137); timeout returns once it is gone
+  # (its LOCK released). A run that ends by itself before has failed a check.
   status=0
-  timeout -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \
+  timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \
     "$stress" "${common[@]}" --duration=3600 --seed=$((seed * 100003 + c)) \
     >"$dir/run.log" 2>&1 || status=$?
   if [[ $status -ne 137 ]]; then
