@@ -1,14 +1,13 @@
 #include "memtable/memtable.h"
 
 #include <algorithm>
-
 #include <cstring>
 #include <string>
 
 #include "shale/pinnable_slice.h"
 #include "src/db/get_context.h"
-#include "src/util/coding.h"
 #include "src/monitoring/perf_context_imp.h"
+#include "src/util/coding.h"
 #include "src/util/hash.h"
 
 namespace shale {
@@ -127,7 +126,8 @@ bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
     const char* key_ptr = GetVarint32Ptr(entry, entry + kMaxVarint32Length, &key_len);
     Slice internal_key(key_ptr, key_len);
     const Slice entry_user_key = ExtractUserKey(internal_key);
-    if (bytewise_ ? !BytesEqual(entry_user_key, user_key) : !ucmp->Equal(entry_user_key, user_key)) {
+    if (bytewise_ ? !BytesEqual(entry_user_key, user_key)
+                  : !ucmp->Equal(entry_user_key, user_key)) {
       break;
     }
     ParsedInternalKey parsed;

@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <memory>
 
+#include "memtable/memtable_bloom.h"
+#include "memtable/skiplist.h"
 #include "shale/slice.h"
 #include "src/db/dbformat.h"
 #include "src/db/internal_iterator.h"
-#include "memtable/memtable_bloom.h"
-#include "memtable/skiplist.h"
 #include "src/util/arena.h"
 
 namespace shale {

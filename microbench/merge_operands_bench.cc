@@ -64,9 +64,8 @@ void RunGetMergeOperands(benchmark::State& state, Source source) {
     if (!s.ok() || n != count) state.SkipWithError("GetMergeOperands failed");
     benchmark::DoNotOptimize(operands.data());
   }
-  state.counters["operands_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * count,
-                         benchmark::Counter::kIsRate);
+  state.counters["operands_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * count, benchmark::Counter::kIsRate);
   state.counters["pinned"] = operands[0].IsPinned() ? 1 : 0;
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * count * size));
   operands.clear();

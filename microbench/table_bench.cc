@@ -42,9 +42,9 @@ void BM_FilterBuild(benchmark::State& state) {
     benchmark::DoNotOptimize(block.data());
   }
   state.SetItemsProcessed(state.iterations() * n);
-  state.counters["ns_per_key"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * n), benchmark::Counter::kIsRate |
-                                                       benchmark::Counter::kInvert);
+  state.counters["ns_per_key"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * n),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_FilterBuild)->Arg(10000)->Arg(1000000)->Unit(benchmark::kMillisecond);
 

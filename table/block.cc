@@ -55,7 +55,8 @@ void BlockIter::InitCorrupt(const char* what) {
 }
 
 void BlockIter::Corrupt(const char* what) {
-  status_ = Status::Corruption(fmt::format("malformed block: {} (entry at offset {})", what, next_));
+  status_ =
+      Status::Corruption(fmt::format("malformed block: {} (entry at offset {})", what, next_));
   current_ = restarts_;
   next_ = restarts_;
   restart_index_ = num_restarts_;
@@ -98,8 +99,7 @@ bool BlockIter::RestartKey(uint32_t index, Slice* key) {
     return false;
   }
   uint32_t shared, unshared, value_length;
-  const char* p =
-      DecodeEntry(data_ + offset, data_ + restarts_, &shared, &unshared, &value_length);
+  const char* p = DecodeEntry(data_ + offset, data_ + restarts_, &shared, &unshared, &value_length);
   if (p == nullptr || shared != 0) {
     Corrupt(p == nullptr ? "bad entry at a restart point" : "restart entry shares a prefix");
     return false;

@@ -77,7 +77,7 @@ class BlockIter final : public InternalIterator {
 
   const Comparator* cmp_ = nullptr;
   const char* data_ = nullptr;
-  uint32_t restarts_ = 0;       // offset of the restart array: the end of the entries
+  uint32_t restarts_ = 0;  // offset of the restart array: the end of the entries
   uint32_t num_restarts_ = 0;
   uint32_t current_ = 0;        // offset of the current entry; restarts_ when invalid
   uint32_t next_ = 0;           // offset just past the current entry

@@ -1,11 +1,10 @@
 #include "table/format.h"
 
+#include <fmt/format.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "shale/db.h"
 #include "src/util/coding.h"
@@ -121,9 +120,10 @@ namespace {
 Status CheckHandle(uint64_t file_size, const std::string& file_name, const BlockHandle& handle) {
   if (handle.offset() > file_size || handle.size() > file_size - handle.offset() ||
       file_size - handle.offset() - handle.size() < kBlockTrailerSize) {
-    return Status::Corruption(fmt::format("{}: block handle (offset {}, size {}) past the end "
-                                          "of the {}-byte file",
-                                          file_name, handle.offset(), handle.size(), file_size));
+    return Status::Corruption(
+        fmt::format("{}: block handle (offset {}, size {}) past the end "
+                    "of the {}-byte file",
+                    file_name, handle.offset(), handle.size(), file_size));
   }
   return Status::OK();
 }

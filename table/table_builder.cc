@@ -6,10 +6,7 @@
 namespace shale {
 
 TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* file)
-    : options_(options),
-      file_(file),
-      data_block_(options.block_restart_interval),
-      index_block_(1) {
+    : options_(options), file_(file), data_block_(options.block_restart_interval), index_block_(1) {
   assert(options_.comparator != nullptr);
   if (options_.bloom_bits_per_key > 0) {
     filter_ = std::make_unique<FilterBlockBuilder>(options_.bloom_bits_per_key);
@@ -17,8 +14,7 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
     props_.bloom_millibits_per_key =
         static_cast<uint64_t>(std::llround(options_.bloom_bits_per_key * 1000));
   }
-  props_.compression =
-      options_.compression == CompressionType::kZSTD ? "ZSTD" : "NoCompression";
+  props_.compression = options_.compression == CompressionType::kZSTD ? "ZSTD" : "NoCompression";
   props_.comparator = options_.comparator->user_comparator()->Name();
   props_.merge_operator = options_.merge_operator_name;
   props_.format_version = kTableFormatVersion;

@@ -1,8 +1,8 @@
 #include "table/table_properties.h"
 
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "shale/comparator.h"
 #include "src/util/coding.h"
@@ -60,7 +60,8 @@ Status TableProperties::Decode(const Slice& block) {
   BlockIter it;
   b.InitIterator(BytewiseComparator(), &it);
   std::map<std::string, std::string, std::less<>> entries;
-  for (it.SeekToFirst(); it.Valid(); it.Next()) entries[it.key().ToString()] = it.value().ToString();
+  for (it.SeekToFirst(); it.Valid(); it.Next())
+    entries[it.key().ToString()] = it.value().ToString();
   if (!it.status().ok()) return Status::Corruption("properties block", it.status().ToString());
   Status s;
   ForEachField(

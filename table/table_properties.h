@@ -19,20 +19,20 @@ struct TableProperties {
   uint64_t num_entries = 0;
   uint64_t num_deletions = 0;
   uint64_t num_merge_operands = 0;
-  uint64_t raw_key_size = 0;    // internal keys, before prefix compression
+  uint64_t raw_key_size = 0;  // internal keys, before prefix compression
   uint64_t raw_value_size = 0;
   uint64_t num_data_blocks = 0;
-  uint64_t data_size = 0;       // data blocks on disk, trailers included
+  uint64_t data_size = 0;  // data blocks on disk, trailers included
   uint64_t index_size = 0;
   uint64_t filter_size = 0;
-  std::string filter_kind;      // "cachelocalbloom" or empty for no filter
+  std::string filter_kind;  // "cachelocalbloom" or empty for no filter
   uint64_t bloom_millibits_per_key = 0;
   uint64_t smallest_seqno = 0;
   uint64_t largest_seqno = 0;
-  std::string compression;      // "NoCompression" or "ZSTD" (what the builder was asked for)
-  std::string comparator;       // the user comparator's name
-  std::string merge_operator;   // the merge operator's name ("" when none was set)
-  std::string smallest_key;     // internal keys
+  std::string compression;     // "NoCompression" or "ZSTD" (what the builder was asked for)
+  std::string comparator;      // the user comparator's name
+  std::string merge_operator;  // the merge operator's name ("" when none was set)
+  std::string smallest_key;    // internal keys
   std::string largest_key;
   uint64_t format_version = 0;
 

@@ -1,9 +1,9 @@
 #include "table/table_reader.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "src/monitoring/perf_context_imp.h"
 #include "src/util/clock.h"
@@ -199,7 +199,8 @@ Status TableReader::Annotate(const Status& s) const {
 Status TableReader::Open(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile> file,
                          uint64_t file_size, std::unique_ptr<TableReader>* reader) {
   reader->reset();
-  if (options.comparator == nullptr) return Status::InvalidArgument("TableReader needs a comparator");
+  if (options.comparator == nullptr)
+    return Status::InvalidArgument("TableReader needs a comparator");
   std::unique_ptr<TableReader> r(new TableReader(options, std::move(file), file_size));
   Status s = r->ReadMetaBlocks();
   if (!s.ok()) return r->Annotate(s);
@@ -224,10 +225,9 @@ Status TableReader::ReadMetaBlocks() {
   Footer footer;
   s = footer.DecodeFrom(footer_input);
   if (!s.ok()) {
-    return s.IsCorruption() ? Status::Corruption(
-                                  fmt::format("{}: footer at offset {}", name,
-                                              file_size_ - Footer::kEncodedLength),
-                                  s.ToString())
+    return s.IsCorruption() ? Status::Corruption(fmt::format("{}: footer at offset {}", name,
+                                                             file_size_ - Footer::kEncodedLength),
+                                                 s.ToString())
                             : s;
   }
 
@@ -251,7 +251,8 @@ Status TableReader::ReadMetaBlocks() {
       filter_handle_ = h;
     }
   }
-  if (!meta.status().ok()) return Status::Corruption(name + ": metaindex", meta.status().ToString());
+  if (!meta.status().ok())
+    return Status::Corruption(name + ": metaindex", meta.status().ToString());
   if (!have_properties) return Status::Corruption(name + ": no properties block");
 
   BlockContents props_contents;
@@ -268,9 +269,9 @@ Status TableReader::ReadMetaBlocks() {
   if (options_.check_merge_operator && properties_.num_merge_operands > 0) {
     const std::string have = options_.merge_operator_name ? options_.merge_operator_name : "";
     if (properties_.merge_operator != have) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: merge operands written with merge operator '{}', opened with '{}'", name,
-          properties_.merge_operator, have));
+      return Status::InvalidArgument(
+          fmt::format("{}: merge operands written with merge operator '{}', opened with '{}'", name,
+                      properties_.merge_operator, have));
     }
   }
 
@@ -375,9 +376,8 @@ Status TableReader::ScanBlock(const BlockRef& ref, const BlockHandle& handle,
   const Slice user_key = ExtractUserKey(internal_key);
   BlockIter it;
   ref.get()->InitIterator(options_.comparator, &it);
-  const Pinner pinner = ref.cached() ? Pinner{&PinCachedBlock, const_cast<BlockRef*>(&ref),
-                                              ref.get()}
-                                     : Pinner{};
+  const Pinner pinner =
+      ref.cached() ? Pinner{&PinCachedBlock, const_cast<BlockRef*>(&ref), ref.get()} : Pinner{};
   for (it.Seek(internal_key); it.Valid(); it.Next()) {
     ParsedInternalKey parsed;
     if (!ParseInternalKey(it.key(), &parsed)) {
@@ -403,8 +403,7 @@ Status TableReader::ScanBlock(const BlockRef& ref, const BlockHandle& handle,
 }
 
 Status TableReader::GetFromIndex(const ReadOptions& options, BlockIter* index,
-                                 const Slice& internal_key, GetContext* ctx,
-                                 bool* matched) const {
+                                 const Slice& internal_key, GetContext* ctx, bool* matched) const {
   bool done = false;
   for (; index->Valid() && !done; index->Next()) {
     Slice v = index->value();
@@ -440,7 +439,8 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
   index.Seek(internal_key);
   bool matched = false;
   Status s = GetFromIndex(options, &index, internal_key, ctx, &matched);
-  if (matched && filter_ != nullptr) RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
+  if (matched && filter_ != nullptr)
+    RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
   return s;
 }
 
@@ -455,8 +455,7 @@ struct TableReader::MissedBlock {
 };
 
 void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
-                            const BlockHandle& handle, MultiGetKey* const* keys,
-                            size_t n) const {
+                            const BlockHandle& handle, MultiGetKey* const* keys, size_t n) const {
   for (size_t i = 0; i < n; i++) {
     MultiGetKey* k = keys[i];
     const Slice ikey = k->lkey.internal_key();
@@ -596,7 +595,8 @@ Status TableReader::VerifyChecksum() const {
   for (index->SeekToFirst(); index->Valid(); index->Next()) {
     Slice v = index->value();
     BlockHandle handle;
-    if (!handle.DecodeFrom(&v).ok()) return Status::Corruption(options_.file_name, "bad index entry");
+    if (!handle.DecodeFrom(&v).ok())
+      return Status::Corruption(options_.file_name, "bad index entry");
     BlockContents contents;
     // Bypass the cache: the point is to read the bytes on disk.
     Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle, true, &contents);

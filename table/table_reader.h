@@ -24,11 +24,11 @@
 #include "shale/file_system.h"
 #include "shale/options.h"
 #include "shale/statistics.h"
-#include "src/db/dbformat.h"
 #include "src/db/async_read.h"
+#include "src/db/dbformat.h"
 #include "src/db/get_context.h"
-#include "src/db/multi_get.h"
 #include "src/db/internal_iterator.h"
+#include "src/db/multi_get.h"
 #include "table/block.h"
 #include "table/filter_block.h"
 #include "table/format.h"
@@ -129,8 +129,8 @@ class TableReader {
   // True (and *ref set) when the block is in the block cache.
   bool LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) const;
   // Makes contents the block in *ref, inserting it into the cache when reads fill it.
-  void InstallBlock(const ReadOptions& options, const BlockHandle& handle,
-                    BlockContents contents, BlockRef* ref) const;
+  void InstallBlock(const ReadOptions& options, const BlockHandle& handle, BlockContents contents,
+                    BlockRef* ref) const;
   // Feeds ctx the entries of internal_key's user key in one block. *done: no later block can
   // hold more of them (or ctx needs no more).
   [[nodiscard]] Status ScanBlock(const BlockRef& ref, const BlockHandle& handle,

@@ -59,18 +59,17 @@ class AsyncReaderTest : public ::testing::Test {
       r.req.len = len;
       r.req.scratch = r.buf.get();
       ASSERT_TRUE(reader
-                      ->Submit(file, &r.req,
-                               [](ReadRequest*, void* arg) { static_cast<Read*>(arg)->done = true; },
-                               &r)
+                      ->Submit(
+                          file, &r.req,
+                          [](ReadRequest*, void* arg) { static_cast<Read*>(arg)->done = true; }, &r)
                       .ok());
     }
     while (reader->pending() > 0) ASSERT_TRUE(reader->Poll().ok());
     for (Read& r : reads) {
       ASSERT_TRUE(r.done);
       ASSERT_TRUE(r.req.status.ok()) << r.req.status.ToString();
-      const size_t expect = r.req.offset >= data_.size()
-                                ? 0
-                                : std::min(r.req.len, data_.size() - r.req.offset);
+      const size_t expect =
+          r.req.offset >= data_.size() ? 0 : std::min(r.req.len, data_.size() - r.req.offset);
       ASSERT_EQ(r.req.result.size(), expect);
       if (expect > 0) {
         ASSERT_EQ(r.req.result.ToString(), data_.substr(r.req.offset, expect));
@@ -113,7 +112,11 @@ TEST_F(AsyncReaderTest, DefaultReaderAnswersAtPoll) {
   char buf[16];
   ReadRequest req{0, sizeof(buf), buf, Slice(), Status()};
   bool done = false;
-  ASSERT_TRUE(reader->Submit(file.get(), &req, [](ReadRequest*, void* d) { *static_cast<bool*>(d) = true; }, &done).ok());
+  ASSERT_TRUE(
+      reader
+          ->Submit(
+              file.get(), &req, [](ReadRequest*, void* d) { *static_cast<bool*>(d) = true; }, &done)
+          .ok());
   EXPECT_FALSE(done);  // only Poll reports
   ASSERT_TRUE(reader->Poll().ok());
   EXPECT_TRUE(done);

@@ -1,13 +1,14 @@
 // What compaction keeps of one user key's entries (CompactKeyEntries): snapshot stripes,
 // hidden versions, tombstones at the bottom, full merges onto a base, a deletion or nothing,
 // and partial merges when older entries may lie below.
+#include "src/db/compaction.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "shale/merge_operator.h"
-#include "src/db/compaction.h"
 #include "src/db/dbformat.h"
 
 namespace shale {
@@ -26,7 +27,8 @@ KeyEntry Entry(SequenceNumber seq, ValueType type, const std::string& value = ""
 std::string Compact(std::vector<KeyEntry> entries, const std::vector<SequenceNumber>& snapshots,
                     bool nothing_below, const MergeOperator* op) {
   std::vector<KeyEntry> out;
-  CompactKeyEntries("k", &entries, snapshots, [&] { return nothing_below; }, op, nullptr, &out);
+  CompactKeyEntries(
+      "k", &entries, snapshots, [&] { return nothing_below; }, op, nullptr, &out);
   std::string s;
   for (const KeyEntry& e : out) {
     const char t = e.type == kTypeValue ? 'V' : e.type == kTypeDeletion ? 'D' : 'M';
@@ -55,19 +57,18 @@ class FullOnlyOperator final : public MergeOperator {
 };
 
 TEST(CompactKeyEntriesTest, NewestValueHidesOlderOnesWithoutSnapshots) {
-  EXPECT_EQ(Compact({Entry(9, kTypeValue, "c"), Entry(5, kTypeValue, "b"),
-                     Entry(2, kTypeDeletion)},
+  EXPECT_EQ(Compact({Entry(9, kTypeValue, "c"), Entry(5, kTypeValue, "b"), Entry(2, kTypeDeletion)},
                     {}, false, nullptr),
             "9:V:c");
 }
 
 TEST(CompactKeyEntriesTest, SnapshotsKeepOneVersionPerStripe) {
   // Snapshots 3 and 6 see versions 2 and 5; 9 is the latest.
-  EXPECT_EQ(Compact({Entry(9, kTypeValue, "c"), Entry(8, kTypeValue, "x"),
-                     Entry(5, kTypeValue, "b"), Entry(4, kTypeValue, "y"),
-                     Entry(2, kTypeValue, "a"), Entry(1, kTypeValue, "z")},
-                    {3, 6}, false, nullptr),
-            "9:V:c 5:V:b 2:V:a");
+  EXPECT_EQ(
+      Compact({Entry(9, kTypeValue, "c"), Entry(8, kTypeValue, "x"), Entry(5, kTypeValue, "b"),
+               Entry(4, kTypeValue, "y"), Entry(2, kTypeValue, "a"), Entry(1, kTypeValue, "z")},
+              {3, 6}, false, nullptr),
+      "9:V:c 5:V:b 2:V:a");
 }
 
 TEST(CompactKeyEntriesTest, TombstoneDroppedOnlyAtTheBottomOfTheOldestStripe) {
@@ -81,10 +82,10 @@ TEST(CompactKeyEntriesTest, TombstoneDroppedOnlyAtTheBottomOfTheOldestStripe) {
 
 TEST(CompactKeyEntriesTest, OperandsFullyMergeOntoBaseDeletionOrNothing) {
   auto op = MergeOperators::CreateStringAppendOperator(',');
-  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"),
-                     Entry(5, kTypeValue, "a")},
-                    {}, false, op.get()),
-            "9:V:a,b,c");
+  EXPECT_EQ(
+      Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"), Entry(5, kTypeValue, "a")}, {},
+              false, op.get()),
+      "9:V:a,b,c");
   EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"), Entry(5, kTypeDeletion),
                      Entry(4, kTypeValue, "old")},
                     {}, false, op.get()),
@@ -95,17 +96,17 @@ TEST(CompactKeyEntriesTest, OperandsFullyMergeOntoBaseDeletionOrNothing) {
 
 TEST(CompactKeyEntriesTest, OperandsPartiallyMergeWhenOlderEntriesMayLieBelow) {
   auto op = MergeOperators::CreateStringAppendOperator(',');
-  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"),
-                     Entry(7, kTypeMerge, "a")},
-                    {}, false, op.get()),
-            "9:M:a,b,c");
+  EXPECT_EQ(
+      Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"), Entry(7, kTypeMerge, "a")}, {},
+              false, op.get()),
+      "9:M:a,b,c");
   // One operand alone stays as it is.
   EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c")}, {}, false, op.get()), "9:M:c");
   // Per stripe: a snapshot at 8 separates {9} from {8, 7}.
-  EXPECT_EQ(Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"),
-                     Entry(7, kTypeMerge, "a")},
-                    {8}, false, op.get()),
-            "9:M:c 8:M:a,b");
+  EXPECT_EQ(
+      Compact({Entry(9, kTypeMerge, "c"), Entry(8, kTypeMerge, "b"), Entry(7, kTypeMerge, "a")},
+              {8}, false, op.get()),
+      "9:M:c 8:M:a,b");
   // The uint64 operator adds operands; an operand of the wrong size refuses the partial merge.
   auto add = MergeOperators::CreateUInt64AddOperator();
   std::string one(8, '\0'), two(8, '\0');
@@ -113,13 +114,14 @@ TEST(CompactKeyEntriesTest, OperandsPartiallyMergeWhenOlderEntriesMayLieBelow) {
   two[0] = 2;
   std::vector<KeyEntry> in = {Entry(9, kTypeMerge, one), Entry(8, kTypeMerge, two)};
   std::vector<KeyEntry> out;
-  CompactKeyEntries("k", &in, {}, [] { return false; }, add.get(), nullptr, &out);
+  CompactKeyEntries(
+      "k", &in, {}, [] { return false; }, add.get(), nullptr, &out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].type, kTypeMerge);
   EXPECT_EQ(out[0].value[0], 3);
-  EXPECT_EQ(Compact({Entry(9, kTypeMerge, one), Entry(8, kTypeMerge, "short")}, {}, false,
-                    add.get()),
-            "9:M:" + one + " 8:M:short");
+  EXPECT_EQ(
+      Compact({Entry(9, kTypeMerge, one), Entry(8, kTypeMerge, "short")}, {}, false, add.get()),
+      "9:M:" + one + " 8:M:short");
 }
 
 TEST(CompactKeyEntriesTest, OperatorsWithoutPartialMergeOrFailingMergesKeepOperands) {

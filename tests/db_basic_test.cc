@@ -260,7 +260,8 @@ TEST_F(DBBasicTest, IteratorBothDirections) {
 
   std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
   std::string forward;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) forward += it->key().ToString() + it->value().ToString() + " ";
+  for (it->SeekToFirst(); it->Valid(); it->Next())
+    forward += it->key().ToString() + it->value().ToString() + " ";
   EXPECT_EQ(forward, "a1 b2 d4 ex,y ");
   std::string backward;
   for (it->SeekToLast(); it->Valid(); it->Prev()) backward += it->key().ToString() + " ";

@@ -95,8 +95,9 @@ class DBBenchTest : public ::testing::Test {
   }
   // The result lines ("name : X micros/op Y ops/sec ...") of an output, by benchmark name.
   static int CountResults(const std::string& output, const std::string& name) {
-    const std::regex line("^" + name +
-                          R"( *: +[0-9.]+ micros/op [0-9]+ ops/sec [0-9.]+ seconds [0-9]+ operations;.*)");
+    const std::regex line(
+        "^" + name +
+        R"( *: +[0-9.]+ micros/op [0-9]+ ops/sec [0-9.]+ seconds [0-9]+ operations;.*)");
     std::istringstream in(output);
     std::string l;
     int n = 0;
@@ -116,15 +117,17 @@ TEST_F(DBBenchTest, ScoreboardCommandLinesRunAndReportInRocksDbFormat) {
     EXPECT_EQ(CountResults(r.output, b), 1) << b << "\n" << r.output;
   }
   EXPECT_NE(r.output.find("found)"), std::string::npos) << r.output;
-  r = Bench(common + "-benchmarks=fillrandom,multireadrandom -num=2000 -batch_size=32 "
-                     "-multiread_batched=true -multiread_stride=16");
+  r = Bench(common +
+            "-benchmarks=fillrandom,multireadrandom -num=2000 -batch_size=32 "
+            "-multiread_batched=true -multiread_stride=16");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(CountResults(r.output, "multireadrandom"), 1) << r.output;
   // B7's two steps, scaled down.
   ASSERT_EQ(Bench(common + "-benchmarks=fillrandom -num=3000 -value_size=256").exit_code, 0);
-  r = Bench(common + "-use_existing_db=true -use_direct_reads=true -cache_size=65536 "
-                     "-benchmarks=multireadrandom -num=3000 -value_size=256 -batch_size=32 "
-                     "-multiread_batched=true -async_io=true -duration=1");
+  r = Bench(common +
+            "-use_existing_db=true -use_direct_reads=true -cache_size=65536 "
+            "-benchmarks=multireadrandom -num=3000 -value_size=256 -batch_size=32 "
+            "-multiread_batched=true -async_io=true -duration=1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(CountResults(r.output, "multireadrandom"), 1) << r.output;
   // B8's two steps, scaled down.
@@ -132,9 +135,10 @@ TEST_F(DBBenchTest, ScoreboardCommandLinesRunAndReportInRocksDbFormat) {
                            "-writes=200 -value_size=64 -write_buffer_size=104857600")
                 .exit_code,
             0);
-  r = Bench(common + "-benchmarks=readrandomoperands -use_existing_db=true "
-                     "-avoid_flush_during_recovery=true -write_buffer_size=104857600 "
-                     "-merge_operator=StringAppendOperator -num=4 -threads=2 -duration=1");
+  r = Bench(common +
+            "-benchmarks=readrandomoperands -use_existing_db=true "
+            "-avoid_flush_during_recovery=true -write_buffer_size=104857600 "
+            "-merge_operator=StringAppendOperator -num=4 -threads=2 -duration=1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(CountResults(r.output, "readrandomoperands"), 1) << r.output;
 }
@@ -147,10 +151,10 @@ TEST_F(DBBenchTest, EveryBenchmarkRuns) {
       "-num=3000 -seek_nexts=3 -batch_size=8 -threads=2 -benchmark_write_rate_limit=1000000 "
       "-statistics=true -perf_level=3");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* b : {"fillseq", "fillrandom", "filluniquerandom", "overwrite", "fillsync",
-                        "readrandom", "readseq", "readreverse", "seekrandom", "multireadrandom",
-                        "mergerandom", "readrandomoperands", "readwhilewriting",
-                        "readrandomwriterandom"}) {
+  for (const char* b :
+       {"fillseq", "fillrandom", "filluniquerandom", "overwrite", "fillsync", "readrandom",
+        "readseq", "readreverse", "seekrandom", "multireadrandom", "mergerandom",
+        "readrandomoperands", "readwhilewriting", "readrandomwriterandom"}) {
     EXPECT_EQ(CountResults(r.output, b), 1) << b << "\n" << r.output;
   }
   // fillsync writes num / 1000 keys per thread, as RocksDB's does.
@@ -197,8 +201,8 @@ TEST_F(DBBenchTest, ReportJsonIsValidAndHasEveryBenchmark) {
   std::stringstream text;
   text << f.rdbuf();
   EXPECT_TRUE(JsonChecker(text.str()).Valid()) << text.str();
-  for (const char* key : {"\"fillrandom\"", "\"readrandom\"", "\"ops_per_sec\"", "\"p99\"",
-                          "\"seed\""}) {
+  for (const char* key :
+       {"\"fillrandom\"", "\"readrandom\"", "\"ops_per_sec\"", "\"p99\"", "\"seed\""}) {
     EXPECT_NE(text.str().find(key), std::string::npos) << key;
   }
   EXPECT_FALSE(JsonChecker("{\"a\": [1, 2,]}").Valid());
@@ -206,10 +210,10 @@ TEST_F(DBBenchTest, ReportJsonIsValidAndHasEveryBenchmark) {
 }
 
 TEST_F(DBBenchTest, BadFlagsAndUnknownBenchmarksExitTwo) {
-  for (const char* args : {"-no_such_flag=1", "-num=abc", "-num=-5", "-compression_type=lz4",
-                           "-benchmarks=frobnicate -num=10", "-threads=0",
-                           "-merge_operator=nope", "-readwritepercent=101", "-perf_level=9",
-                           "-seek_nexts=-1", "-entries_per_batch=-2"}) {
+  for (const char* args :
+       {"-no_such_flag=1", "-num=abc", "-num=-5", "-compression_type=lz4",
+        "-benchmarks=frobnicate -num=10", "-threads=0", "-merge_operator=nope",
+        "-readwritepercent=101", "-perf_level=9", "-seek_nexts=-1", "-entries_per_batch=-2"}) {
     RunResult r = Bench(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_FALSE(r.output.empty()) << args;

@@ -23,7 +23,9 @@ std::string Key(int i) {
   return buf;
 }
 // Values differ per key and are long enough that records span WAL blocks now and then.
-std::string Value(int i) { return std::string(static_cast<size_t>(50 + (i * 37) % 3000), 'a' + i % 26); }
+std::string Value(int i) {
+  return std::string(static_cast<size_t>(50 + (i * 37) % 3000), 'a' + i % 26);
+}
 
 class DBFaultTest : public ::testing::Test {
  protected:

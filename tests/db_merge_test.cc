@@ -52,7 +52,7 @@ TEST_F(DBMergeTest, OperandsOldestFirstFromEveryLayer) {
   ASSERT_TRUE(Merge("k", "2").ok());
   EXPECT_EQ(Operands("k"), "1,2");
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // 1,2 in L0
-  ASSERT_TRUE(Merge("k", "3").ok());            // 3 in the memtable
+  ASSERT_TRUE(Merge("k", "3").ok());             // 3 in the memtable
   EXPECT_EQ(Operands("k"), "1,2,3");
   ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
   EXPECT_EQ(Operands("k"), "1,2,3");

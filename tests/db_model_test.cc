@@ -40,10 +40,10 @@ const OptionSet kOptionSets[] = {
     {"no-merge", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20},
     {"sync", true, true, WALRecoveryMode::kAbsoluteConsistency, 1 << 20},
     {"point-in-time-small-groups", true, false, WALRecoveryMode::kPointInTimeRecovery, 64},
-    {"tiny-lsm", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096,
-     2048, 8192, 256},
-    {"tiny-lsm-zstd-no-filter", true, false, WALRecoveryMode::kPointInTimeRecovery, 1 << 20,
-     8192, 4096, 16384, 512, CompressionType::kZSTD, false, 0},
+    {"tiny-lsm", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 2048,
+     8192, 256},
+    {"tiny-lsm-zstd-no-filter", true, false, WALRecoveryMode::kPointInTimeRecovery, 1 << 20, 8192,
+     4096, 16384, 512, CompressionType::kZSTD, false, 0},
     {"small-lsm-keep-logs", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20,
      16384, 8192, 32768, 1024, CompressionType::kNoCompression, true, 10, 0},
 };
@@ -215,9 +215,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     } else if (kind < 78) {
       // Merge operands, oldest first (a base value is the first), against the model's value,
       // whose operands are joined by ','. Sometimes with too little room (Incomplete).
-      const Snap* snap = !snapshots.empty() && rnd.OneIn(3)
-                             ? &snapshots[rnd.Uniform(snapshots.size())]
-                             : nullptr;
+      const Snap* snap =
+          !snapshots.empty() && rnd.OneIn(3) ? &snapshots[rnd.Uniform(snapshots.size())] : nullptr;
       const std::string expect = ModelGet(snap != nullptr ? snap->model : model, key);
       ReadOptions ro;
       ro.snapshot = snap != nullptr ? snap->snapshot : nullptr;

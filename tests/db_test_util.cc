@@ -1,12 +1,11 @@
 #include "tests/db_test_util.h"
 
 #include <sys/wait.h>
-
-#include <cstdio>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <random>
-#include <unistd.h>
 
 namespace shale::test {
 

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/db_test_util.h"
 #include "src/util/coding.h"
 #include "src/util/crc32c.h"
+#include "tests/db_test_util.h"
 #include "wal/log_format.h"
 
 namespace shale::test {
@@ -46,7 +46,8 @@ class DBWalRecoveryTest : public DBTestBase {
   // Writes n keys k0..k(n-1), each in its own WAL record, and closes.
   void WriteKeysAndClose(int n) {
     Open();
-    for (int i = 0; i < n; i++) ASSERT_TRUE(Put("k" + std::to_string(i), std::string(100, 'v')).ok());
+    for (int i = 0; i < n; i++)
+      ASSERT_TRUE(Put("k" + std::to_string(i), std::string(100, 'v')).ok());
     Close();
   }
   int CountKeys() {

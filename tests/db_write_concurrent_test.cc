@@ -156,7 +156,8 @@ TEST_F(DBWriteConcurrentTest, ReadersSeeMonotonicCounters) {
   done.store(true);
   for (size_t i = kWriters; i < threads.size(); i++) threads[i].join();
   EXPECT_EQ(violations.load(), 0);
-  for (int w = 0; w < kWriters; w++) EXPECT_EQ(Get("c" + std::to_string(w)), std::to_string(kUpdates));
+  for (int w = 0; w < kWriters; w++)
+    EXPECT_EQ(Get("c" + std::to_string(w)), std::to_string(kUpdates));
 }
 
 TEST_F(DBWriteConcurrentTest, IteratorsDuringWrites) {

@@ -11,7 +11,10 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
  public:
   Writable(FaultInjectionFileSystem* fs, uint64_t generation, std::shared_ptr<FileState> file,
            std::string path, uint64_t size)
-      : fs_(fs), generation_(generation), file_(std::move(file)), path_(std::move(path)),
+      : fs_(fs),
+        generation_(generation),
+        file_(std::move(file)),
+        path_(std::move(path)),
         size_(size) {}
   Status Append(const Slice& data) override {
     if (closed_) return Status::IOError(path_, "append after close");
@@ -45,8 +48,8 @@ class FaultInjectionFileSystem::Sequential final : public SequentialFile {
              std::string path)
       : fs_(fs), generation_(generation), file_(std::move(file)), path_(std::move(path)) {}
   Status Read(size_t n, Slice* result, char* scratch) override {
-    Status s = fs_->Read(generation_, file_, path_, offset_, n, /*sequential=*/true, result,
-                         scratch);
+    Status s =
+        fs_->Read(generation_, file_, path_, offset_, n, /*sequential=*/true, result, scratch);
     if (s.ok()) offset_ += result->size();
     return s;
   }
@@ -65,12 +68,11 @@ class FaultInjectionFileSystem::Sequential final : public SequentialFile {
 
 class FaultInjectionFileSystem::RandomAccess final : public RandomAccessFile {
  public:
-  RandomAccess(FaultInjectionFileSystem* fs, uint64_t generation,
-               std::shared_ptr<FileState> file, std::string path)
+  RandomAccess(FaultInjectionFileSystem* fs, uint64_t generation, std::shared_ptr<FileState> file,
+               std::string path)
       : fs_(fs), generation_(generation), file_(std::move(file)), path_(std::move(path)) {}
   Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
-    return fs_->Read(generation_, file_, path_, offset, n, /*sequential=*/false, result,
-                     scratch);
+    return fs_->Read(generation_, file_, path_, offset, n, /*sequential=*/false, result, scratch);
   }
 
  private:
@@ -148,8 +150,7 @@ Status FaultInjectionFileSystem::CountOp(FaultOp op, const std::string& path) {
 
 // ---------------------------------------------------------------- file data
 
-Status FaultInjectionFileSystem::Append(uint64_t generation,
-                                        const std::shared_ptr<FileState>& file,
+Status FaultInjectionFileSystem::Append(uint64_t generation, const std::shared_ptr<FileState>& file,
                                         const std::string& path, const Slice& data) {
   MutexLock l(&mu_);
   Status s = CheckGeneration(generation);
@@ -244,8 +245,7 @@ Status FaultInjectionFileSystem::NewSequentialFile(const std::string& path, cons
   return Status::OK();
 }
 
-Status FaultInjectionFileSystem::NewRandomAccessFile(const std::string& path,
-                                                     const FileOptions&,
+Status FaultInjectionFileSystem::NewRandomAccessFile(const std::string& path, const FileOptions&,
                                                      std::unique_ptr<RandomAccessFile>* result) {
   MutexLock l(&mu_);
   Status s = CountOp(FaultOp::kOpen, path);

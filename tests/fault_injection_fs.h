@@ -138,11 +138,11 @@ class FaultInjectionFileSystem final : public FileSystem {
   Status CountOp(FaultOp op, const std::string& path) REQUIRES(mu_);
   Status Append(uint64_t generation, const std::shared_ptr<FileState>& file,
                 const std::string& path, const Slice& data) EXCLUDES(mu_);
-  Status Sync(uint64_t generation, const std::shared_ptr<FileState>& file,
-              const std::string& path) EXCLUDES(mu_);
-  Status Read(uint64_t generation, const std::shared_ptr<FileState>& file,
-              const std::string& path, uint64_t offset, size_t n, bool sequential,
-              Slice* result, char* scratch) EXCLUDES(mu_);
+  Status Sync(uint64_t generation, const std::shared_ptr<FileState>& file, const std::string& path)
+      EXCLUDES(mu_);
+  Status Read(uint64_t generation, const std::shared_ptr<FileState>& file, const std::string& path,
+              uint64_t offset, size_t n, bool sequential, Slice* result, char* scratch)
+      EXCLUDES(mu_);
   Status SyncDir(uint64_t generation, const std::string& dir) EXCLUDES(mu_);
   void Unlock(uint64_t generation, const std::string& path) EXCLUDES(mu_);
   Status CheckGeneration(uint64_t generation) const REQUIRES(mu_);

@@ -10,8 +10,8 @@ class FaultInjectionFsTest : public ::testing::Test {
  protected:
   FaultInjectionFsTest() { EXPECT_TRUE(fs_.CreateDirIfMissing("/d").ok()); }
 
-  std::unique_ptr<WritableFile> Create(const std::string& path, const std::string& data,
-                                       bool sync, bool sync_dir) {
+  std::unique_ptr<WritableFile> Create(const std::string& path, const std::string& data, bool sync,
+                                       bool sync_dir) {
     std::unique_ptr<WritableFile> f;
     EXPECT_TRUE(fs_.NewWritableFile(path, FileOptions(), &f).ok());
     EXPECT_TRUE(f->Append(data).ok());
@@ -55,7 +55,8 @@ TEST_F(FaultInjectionFsTest, SyncedDataSurvivesAndLaterAppendsDoNot) {
 
 TEST_F(FaultInjectionFsTest, TornPrefixKeepsAPrefix) {
   std::string volatile_part(10000, 'v');
-  for (size_t i = 0; i < volatile_part.size(); i++) volatile_part[i] = static_cast<char>('a' + i % 26);
+  for (size_t i = 0; i < volatile_part.size(); i++)
+    volatile_part[i] = static_cast<char>('a' + i % 26);
   bool saw_partial = false;
   for (int round = 0; round < 20; round++) {
     std::string path = "/d/t" + std::to_string(round);

@@ -54,8 +54,8 @@ inline void CheckIteratorContract(InternalIterator* it, const Entries& entries,
       return;
     }
     ASSERT_TRUE(it->Valid()) << what << ": expected entry " << i << " ("
-                             << Slice(entries[i].first).ToString(true)
-                             << "), status " << it->status().ToString();
+                             << Slice(entries[i].first).ToString(true) << "), status "
+                             << it->status().ToString();
     ASSERT_EQ(it->key().ToString(), entries[i].first) << what;
     ASSERT_EQ(it->value().ToString(), entries[i].second) << what;
   };

@@ -1,5 +1,7 @@
 // The concurrent skiplist and the memtable on top of it: ordering, visibility by sequence,
 // deletes and merges, pinning, and concurrent inserts with lock-free readers.
+#include "memtable/memtable.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "memtable/memtable.h"
 #include "memtable/skiplist.h"
 #include "shale/comparator.h"
 #include "shale/merge_operator.h"

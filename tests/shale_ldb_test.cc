@@ -94,7 +94,8 @@ TEST_F(ShaleLdbTest, ClearErrorsForMissingOrDamagedDbsAndBadUsage) {
   EXPECT_NE(r.output.find("no CURRENT"), std::string::npos) << r.output;
 
   Open();
-  for (int i = 0; i < 200; i++) ASSERT_TRUE(Put("k" + std::to_string(i), std::string(50, 'v')).ok());
+  for (int i = 0; i < 200; i++)
+    ASSERT_TRUE(Put("k" + std::to_string(i), std::string(50, 'v')).ok());
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   Close();
   // Damage a table in the middle of its data.

@@ -43,8 +43,8 @@ std::vector<std::string> InternalTargets(const Entries& entries, Random* rnd) {
   std::vector<std::string> out = {IKey("", kMaxSequenceNumber), IKey("\xff\xff\xff\xff", 0)};
   for (const auto& [k, v] : entries) {
     const std::string user = ExtractUserKey(k).ToString();
-    for (SequenceNumber s : {SequenceNumber{0}, SequenceNumber{5}, ExtractTag(k) >> 8,
-                             kMaxSequenceNumber}) {
+    for (SequenceNumber s :
+         {SequenceNumber{0}, SequenceNumber{5}, ExtractTag(k) >> 8, kMaxSequenceNumber}) {
       out.push_back(IKey(user, s, kValueTypeForSeek));
     }
     out.push_back(IKey(user + '\0', kMaxSequenceNumber));
@@ -64,7 +64,8 @@ Entries RandomEntries(Random* rnd, int n, size_t max_value, bool binary) {
     std::string user;
     if (binary) {
       user = std::string(rnd->Uniform(12), '\0');
-      for (char& c : user) c = static_cast<char>(rnd->OneIn(3) ? 0xff : rnd->OneIn(2) ? 0 : rnd->Uniform(256));
+      for (char& c : user)
+        c = static_cast<char>(rnd->OneIn(3) ? 0xff : rnd->OneIn(2) ? 0 : rnd->Uniform(256));
     } else {
       user = "key" + std::to_string(rnd->Uniform(n * 4));
     }
@@ -174,7 +175,8 @@ TEST(BlockTest, MalformedBlocksAreCorruptionNeverOutOfBounds) {
   Random rnd(5);
   for (int i = 0; i < 2000; i++) {
     std::string junk = good;
-    for (int j = 0; j < 3; j++) junk[rnd.Uniform(junk.size())] = static_cast<char>(rnd.Uniform(256));
+    for (int j = 0; j < 3; j++)
+      junk[rnd.Uniform(junk.size())] = static_cast<char>(rnd.Uniform(256));
     check(junk, false);
   }
 }
@@ -369,8 +371,8 @@ TEST_F(TableTest, RoundTripsAcrossShapes) {
       std::set<std::string> users;
       for (const auto& [k, v] : entries) users.insert(ExtractUserKey(k).ToString());
       for (const std::string& u : users) {
-        for (SequenceNumber s : {SequenceNumber{0}, SequenceNumber{3}, SequenceNumber{1000},
-                                 kMaxSequenceNumber}) {
+        for (SequenceNumber s :
+             {SequenceNumber{0}, SequenceNumber{3}, SequenceNumber{1000}, kMaxSequenceNumber}) {
           ASSERT_EQ(Get(reader.get(), u, s), Expected(entries, u, s)) << Slice(u).ToString(true);
         }
       }
@@ -428,8 +430,8 @@ TEST_F(TableTest, CachedValuesArePinnedNotCopied) {
   for (int i = 0; i < 1000; i++) {
     entries.emplace_back(IKey("key" + std::to_string(100000 + i), 1), "value" + std::to_string(i));
   }
-  ASSERT_NO_FATAL_FAILURE(
-      Build("/t/pin.sst", entries, {"", 0, 0, false, 1024, 16, CompressionType::kNoCompression, 10}));
+  ASSERT_NO_FATAL_FAILURE(Build("/t/pin.sst", entries,
+                                {"", 0, 0, false, 1024, 16, CompressionType::kNoCompression, 10}));
   auto cache = NewLRUCache(1 << 20, 0);
   std::unique_ptr<TableReader> reader;
   ASSERT_TRUE(Open("/t/pin.sst", &reader, cache).ok());
@@ -464,10 +466,11 @@ TEST_F(TableTest, CachedValuesArePinnedNotCopied) {
 
 TEST_F(TableTest, VersionsOfOneKeySpanningBlocks) {
   Entries entries;
-  for (SequenceNumber s = 200; s >= 1; s--) entries.emplace_back(IKey("hot", s), "v" + std::to_string(s));
+  for (SequenceNumber s = 200; s >= 1; s--)
+    entries.emplace_back(IKey("hot", s), "v" + std::to_string(s));
   entries.emplace_back(IKey("later", 1), "x");
-  ASSERT_NO_FATAL_FAILURE(
-      Build("/t/span.sst", entries, {"", 0, 0, false, 128, 4, CompressionType::kNoCompression, 10}));
+  ASSERT_NO_FATAL_FAILURE(Build("/t/span.sst", entries,
+                                {"", 0, 0, false, 128, 4, CompressionType::kNoCompression, 10}));
   std::unique_ptr<TableReader> reader;
   ASSERT_TRUE(Open("/t/span.sst", &reader).ok());
   EXPECT_GT(reader->properties().num_data_blocks, 5u);
@@ -480,8 +483,8 @@ TEST_F(TableTest, VersionsOfOneKeySpanningBlocks) {
 TEST_F(TableTest, BadFilesGiveClearErrors) {
   Entries entries;
   for (int i = 0; i < 100; i++) entries.emplace_back(IKey("k" + std::to_string(1000 + i), 1), "v");
-  ASSERT_NO_FATAL_FAILURE(
-      Build("/t/good.sst", entries, {"", 0, 0, false, 256, 16, CompressionType::kNoCompression, 10}));
+  ASSERT_NO_FATAL_FAILURE(Build("/t/good.sst", entries,
+                                {"", 0, 0, false, 256, 16, CompressionType::kNoCompression, 10}));
   const std::string good = fs_.FileContents("/t/good.sst");
   std::unique_ptr<TableReader> reader;
 
@@ -565,7 +568,8 @@ TEST_F(TableTest, EveryBitFlipIsDetected) {
       std::unique_ptr<TableReader> reader;
       Status s = Open("/t/x.sst", &reader);
       if (!s.ok()) {
-        ASSERT_TRUE(s.IsCorruption() || s.IsNotSupported()) << byte << ":" << bit << " " << s.ToString();
+        ASSERT_TRUE(s.IsCorruption() || s.IsNotSupported())
+            << byte << ":" << bit << " " << s.ToString();
         detected_on_open++;
         continue;
       }

@@ -1,5 +1,7 @@
 // VersionEdit encoding, VersionSet recovery from CURRENT + MANIFEST (and every way they can be
 // damaged), MANIFEST rollover, and the merging and level iterators under the iterator contract.
+#include "src/db/version_set.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,7 +14,6 @@
 #include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
 #include "src/db/version_edit.h"
-#include "src/db/version_set.h"
 #include "src/util/random.h"
 #include "table/table_builder.h"
 #include "table/table_cache.h"

@@ -1,12 +1,13 @@
 // WriteBatch: the encoding, counts, Iterate, Validate on malformed bytes, and application to a
 // memtable with consecutive sequence numbers.
+#include "shale/write_batch.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "memtable/memtable.h"
 #include "shale/comparator.h"
-#include "shale/write_batch.h"
 #include "src/db/write_batch_internal.h"
 #include "src/util/coding.h"
 

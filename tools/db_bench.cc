@@ -4,7 +4,8 @@
 //
 // Each benchmark in -benchmarks runs in turn on -threads threads; every thread performs -num
 // operations (-writes / -reads when set) and the result line sums them, in RocksDB's format:
-//   fillrandom   :       2.310 micros/op 432176 ops/sec 2.314 seconds 1000000 operations;   47.8 MB/s
+//   fillrandom   :       2.310 micros/op 432176 ops/sec 2.314 seconds 1000000 operations;   47.8
+//   MB/s
 // micros/op is the mean per-thread latency, ops/sec the total over the wall time.
 //
 // Keys are -key_size bytes: the key number as 8 big-endian bytes, padded with '0' (as RocksDB's
@@ -20,6 +21,7 @@
 //
 // Unlike RocksDB's, unknown flags, malformed values and stray arguments exit with status 2, and
 // the seed is always printed so any run can be replayed with -seed.
+#include <fmt/format.h>
 #include <gflags/gflags.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -37,8 +39,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "shale/cache.h"
 #include "shale/db.h"
@@ -184,7 +184,7 @@ struct ThreadStats {
   uint64_t found = 0;
   double start = 0;
   double finish = 0;
-  uint64_t reads = 0;   // readrandomwriterandom's split
+  uint64_t reads = 0;  // readrandomwriterandom's split
   uint64_t writes = 0;
   Histogram latency_us;
   PerfContext perf;
@@ -273,8 +273,8 @@ class Benchmark {
     const double raw = static_cast<double>(FLAGS_key_size + FLAGS_value_size) *
                        static_cast<double>(FLAGS_num) / 1048576.0;
     std::printf("RawSize:    %.1f MB (estimated)\n", raw);
-    const double value_on_disk = FLAGS_compression_type == "none" ? FLAGS_value_size
-                                                                  : FLAGS_value_size / 2.0;
+    const double value_on_disk =
+        FLAGS_compression_type == "none" ? FLAGS_value_size : FLAGS_value_size / 2.0;
     std::printf("FileSize:   %.1f MB (estimated)\n",
                 (FLAGS_key_size + value_on_disk) * static_cast<double>(FLAGS_num) / 1048576.0);
     std::printf("Compression: %s\n", FLAGS_compression_type == "none" ? "NoCompression" : "ZSTD");
@@ -300,8 +300,8 @@ class Benchmark {
     o.create_if_missing = true;
     o.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
     o.max_write_buffer_number = FLAGS_max_write_buffer_number;
-    o.compression = FLAGS_compression_type == "zstd" ? CompressionType::kZSTD
-                                                     : CompressionType::kNoCompression;
+    o.compression =
+        FLAGS_compression_type == "zstd" ? CompressionType::kZSTD : CompressionType::kNoCompression;
     o.block_size = static_cast<size_t>(FLAGS_block_size);
     o.bloom_bits_per_key = FLAGS_bloom_bits;
     o.max_background_jobs = FLAGS_max_background_jobs;
@@ -323,8 +323,8 @@ class Benchmark {
     if (!FLAGS_merge_operator.empty()) {
       o.merge_operator = MergeOperators::CreateFromName(FLAGS_merge_operator);
     }
-    if (FLAGS_statistics) o.statistics = options_.statistics ? options_.statistics
-                                                             : CreateDBStatistics();
+    if (FLAGS_statistics)
+      o.statistics = options_.statistics ? options_.statistics : CreateDBStatistics();
     return o;
   }
 
@@ -519,13 +519,13 @@ class Benchmark {
   void ReportProgress(ThreadStats* st, int thread) {
     if (!FLAGS_progress || thread != 0 || st->ops < st->next_report) return;
     // 100, 200 ... 1000, 1500 ... 5000, 6000 ... as RocksDB spaces them.
-    uint64_t step = st->next_report < 1000      ? 100
-                    : st->next_report < 5000    ? 500
-                    : st->next_report < 10000   ? 1000
-                    : st->next_report < 50000   ? 5000
-                    : st->next_report < 100000  ? 10000
-                    : st->next_report < 500000  ? 50000
-                                                : 100000;
+    uint64_t step = st->next_report < 1000     ? 100
+                    : st->next_report < 5000   ? 500
+                    : st->next_report < 10000  ? 1000
+                    : st->next_report < 50000  ? 5000
+                    : st->next_report < 100000 ? 10000
+                    : st->next_report < 500000 ? 50000
+                                               : 100000;
     st->next_report += step;
     std::fprintf(stderr, "... finished %llu ops%30s\r", static_cast<unsigned long long>(st->ops),
                  "");
@@ -565,15 +565,14 @@ class Benchmark {
     const bool is_write = op == Op::kFillSeq || op == Op::kFillRandom ||
                           op == Op::kFillUniqueRandom || op == Op::kOverwrite ||
                           op == Op::kMergeRandom;
-    const uint64_t per_batch =
-        static_cast<uint64_t>(FLAGS_entries_per_batch > 0 ? FLAGS_entries_per_batch
-                                                          : FLAGS_batch_size);
+    const uint64_t per_batch = static_cast<uint64_t>(
+        FLAGS_entries_per_batch > 0 ? FLAGS_entries_per_batch : FLAGS_batch_size);
     const int64_t limit_flag = is_write ? FLAGS_writes : FLAGS_reads;
     // With -duration, time alone ends the benchmark (as in RocksDB's db_bench).
-    const uint64_t limit = FLAGS_duration > 0     ? UINT64_MAX
+    const uint64_t limit = FLAGS_duration > 0                 ? UINT64_MAX
                            : is_write && writes_override_ > 0 ? writes_override_
-                           : limit_flag >= 0 ? static_cast<uint64_t>(limit_flag)
-                                             : num;
+                           : limit_flag >= 0                  ? static_cast<uint64_t>(limit_flag)
+                                                              : num;
     // Each benchmark and thread draws its own key sequence (a read must not replay the keys
     // the fill wrote), yet all of it follows from -seed.
     Random rnd(seed_ + 1000003 * benchmark_index_ + 1000 * static_cast<uint64_t>(thread) + 1);
@@ -598,7 +597,7 @@ class Benchmark {
         batch.Clear();
         uint64_t in_batch = std::min(per_batch, limit - i);
         for (uint64_t j = 0; j < in_batch; j++) {
-          const uint64_t k = op == Op::kFillSeq          ? i + j
+          const uint64_t k = op == Op::kFillSeq            ? i + j
                              : num == 0                    ? 0
                              : op == Op::kFillUniqueRandom ? order[(i + j) % num]
                                                            : rnd.Uniform(num);
@@ -734,10 +733,10 @@ class Benchmark {
         const size_t in_batch = static_cast<size_t>(std::min<uint64_t>(n, limit - i));
         const uint64_t start = num == 0 ? 0 : rnd.Uniform(num);
         for (size_t j = 0; j < in_batch; j++) {
-          const uint64_t k =
-              FLAGS_multiread_stride > 0
-                  ? (start + j * static_cast<uint64_t>(FLAGS_multiread_stride)) % std::max<uint64_t>(num, 1)
-                  : (num == 0 ? 0 : rnd.Uniform(num));
+          const uint64_t k = FLAGS_multiread_stride > 0
+                                 ? (start + j * static_cast<uint64_t>(FLAGS_multiread_stride)) %
+                                       std::max<uint64_t>(num, 1)
+                                 : (num == 0 ? 0 : rnd.Uniform(num));
           keys_.Make(k, &key_storage[j]);
           keys[j] = key_storage[j];
         }
@@ -805,15 +804,17 @@ class Benchmark {
   }
 
   void WriteJson(const std::vector<Result>& results) {
-    std::string out = fmt::format("{{\n  \"engine\": \"shale\",\n  \"seed\": {},\n  \"results\": [\n",
-                                  seed_);
+    std::string out =
+        fmt::format("{{\n  \"engine\": \"shale\",\n  \"seed\": {},\n  \"results\": [\n", seed_);
     for (size_t i = 0; i < results.size(); i++) {
       const Result& r = results[i];
       const double ops = static_cast<double>(r.ops);
       out += fmt::format(
-          "    {{\"name\": \"{}\", \"operations\": {}, \"seconds\": {:.6f}, \"ops_per_sec\": {:.1f}, "
+          "    {{\"name\": \"{}\", \"operations\": {}, \"seconds\": {:.6f}, \"ops_per_sec\": "
+          "{:.1f}, "
           "\"micros_per_op\": {:.4f}, \"mb_per_sec\": {:.3f}, \"found\": {}, "
-          "\"p50\": {:.3f}, \"p75\": {:.3f}, \"p99\": {:.3f}, \"p999\": {:.3f}, \"p9999\": {:.3f}}}{}\n",
+          "\"p50\": {:.3f}, \"p75\": {:.3f}, \"p99\": {:.3f}, \"p999\": {:.3f}, \"p9999\": "
+          "{:.3f}}}{}\n",
           r.name, r.ops, r.elapsed, r.elapsed > 0 ? ops / r.elapsed : 0,
           r.ops ? r.thread_seconds * 1e6 / ops : 0,
           r.elapsed > 0 ? static_cast<double>(r.bytes) / 1048576.0 / r.elapsed : 0, r.found,
@@ -840,8 +841,8 @@ class Benchmark {
 }  // namespace shale::bench
 
 int main(int argc, char** argv) {
-  shale::tools::ParseFlagsStrictly("db_bench", "db_bench -benchmarks=fillrandom,readrandom -num=N ...",
-                                   argc, argv);
+  shale::tools::ParseFlagsStrictly(
+      "db_bench", "db_bench -benchmarks=fillrandom,readrandom -num=N ...", argc, argv);
   shale::bench::CheckFlagRanges();
   if (FLAGS_db.empty()) {
     const char* tmp = std::getenv("TMPDIR");

@@ -18,14 +18,14 @@
 // --merge_operator=StringAppendOperator|uint64add reads keys that hold merge operands.
 // Exit status: 0 success, 1 the command failed (missing or damaged DB, key not found: the
 // message says which), 2 bad usage.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "shale/db.h"
 #include "shale/file_system.h"
@@ -230,8 +230,9 @@ Status ReadManifest(FileSystem* fs, const std::string& path, bool print, uint64_
     VersionEdit edit;
     s = edit.DecodeFrom(record);
     if (!s.ok()) return Status::Corruption(fmt::format("{}: edit {}", path, *edits), s.ToString());
-    if (print) std::printf("--- edit %llu\n%s\n", static_cast<unsigned long long>(*edits),
-                           edit.DebugString().c_str());
+    if (print)
+      std::printf("--- edit %llu\n%s\n", static_cast<unsigned long long>(*edits),
+                  edit.DebugString().c_str());
     (*edits)++;
   }
   return reader->status();
@@ -382,8 +383,7 @@ int Run(const Args& a) {
     for (a.has_from ? it->Seek(from) : it->SeekToFirst(); it->Valid(); it->Next()) {
       if (a.has_to && it->key().compare(Slice(to)) >= 0) break;
       if (a.limit >= 0 && n >= a.limit) break;
-      std::printf("%s ==> %s\n", Show(it->key(), a.hex).c_str(),
-                  Show(it->value(), a.hex).c_str());
+      std::printf("%s ==> %s\n", Show(it->key(), a.hex).c_str(), Show(it->value(), a.hex).c_str());
       n++;
     }
     if (!it->status().ok()) return Fail("scan", it->status());

@@ -7,12 +7,12 @@
 //   properties  prints the table properties and the block layout
 //   verify      reads every block with its checksum verified
 // A damaged or unreadable file prints the error to stderr and exits with 1; bad flags exit 2.
+#include <fmt/format.h>
+#include <gflags/gflags.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
-
-#include <fmt/format.h>
-#include <gflags/gflags.h>
 
 #include "shale/comparator.h"
 #include "shale/file_system.h"
@@ -56,8 +56,8 @@ int Scan(const TableReader& reader, bool check_only) {
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     ParsedInternalKey p;
     if (!ParseInternalKey(it->key(), &p)) {
-      return Fail(Status::Corruption(fmt::format("entry {}: malformed internal key {}", n,
-                                                 it->key().ToString(true))));
+      return Fail(Status::Corruption(
+          fmt::format("entry {}: malformed internal key {}", n, it->key().ToString(true))));
     }
     if (n > 0 && icmp.Compare(prev, it->key()) >= 0) {
       return Fail(Status::Corruption(fmt::format("entry {}: keys out of order", n)));

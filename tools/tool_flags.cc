@@ -1,10 +1,10 @@
 #include "tools/tool_flags.h"
 
+#include <gflags/gflags.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <gflags/gflags.h>
 
 namespace shale::tools {
 
@@ -39,15 +39,15 @@ void ParseFlagsStrictly(const char* program, const char* usage, int argc, char**
     }
     if (!has_value) {
       if (info.type != "bool") {
-        std::fprintf(stderr, "%s: flag '-%s' needs a value (-%s=...)\n", program,
-                     name.c_str(), name.c_str());
+        std::fprintf(stderr, "%s: flag '-%s' needs a value (-%s=...)\n", program, name.c_str(),
+                     name.c_str());
         std::exit(2);
       }
       value = "true";
     }
     if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
-      std::fprintf(stderr, "%s: bad value '%s' for flag '-%s' (%s)\n", program,
-                   value.c_str(), name.c_str(), info.type.c_str());
+      std::fprintf(stderr, "%s: bad value '%s' for flag '-%s' (%s)\n", program, value.c_str(),
+                   name.c_str(), info.type.c_str());
       std::exit(2);
     }
   }

@@ -1,8 +1,8 @@
 #include "wal/log_reader.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "src/util/coding.h"
 #include "src/util/crc32c.h"
@@ -49,7 +49,8 @@ bool Reader::FillBuffer() {
 
 bool Reader::RestIsZero() {
   while (true) {
-    if (std::any_of(buffer_.data(), buffer_.data() + buffer_.size(), [](char c) { return c != 0; })) {
+    if (std::any_of(buffer_.data(), buffer_.data() + buffer_.size(),
+                    [](char c) { return c != 0; })) {
       return false;
     }
     buffer_.clear();
@@ -62,8 +63,8 @@ bool Reader::ValidRecordWithin(const Slice& bytes) {
   const char* p = bytes.data();
   for (size_t off = 0; off + kHeaderSize <= bytes.size(); off++) {
     const char* h = p + off;
-    const uint32_t length = static_cast<uint8_t>(h[4]) |
-                            (static_cast<uint32_t>(static_cast<uint8_t>(h[5])) << 8);
+    const uint32_t length =
+        static_cast<uint8_t>(h[4]) | (static_cast<uint32_t>(static_cast<uint8_t>(h[5])) << 8);
     const uint8_t type = static_cast<uint8_t>(h[6]);
     if (type == kZeroType || type > kMaxRecordType) continue;
     if (off + kHeaderSize + length > bytes.size()) continue;

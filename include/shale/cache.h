@@ -37,8 +37,8 @@ class Cache {
   // pins the new entry and the caller must Release it; with handle null the entry may be
   // evicted at once if it does not fit. Returns Incomplete (and deletes nothing: the caller
   // keeps value) when a strict capacity limit leaves no room.
-  [[nodiscard]] virtual Status Insert(const Slice& key, void* value, size_t charge,
-                                      Deleter deleter, Handle** handle = nullptr) = 0;
+  [[nodiscard]] virtual Status Insert(const Slice& key, void* value, size_t charge, Deleter deleter,
+                                      Handle** handle = nullptr) = 0;
   // A pinned entry for key, or null.
   virtual Handle* Lookup(const Slice& key) = 0;
   // Adds one more pin to an entry already pinned by handle (Release once per pin).

@@ -47,8 +47,8 @@ struct GetMergeOperandsOptions {
 class DB {
  public:
   // Size limits, enforced on every write.
-  static constexpr size_t kMaxKeySize = size_t{8} << 20;     // 8 MiB
-  static constexpr size_t kMaxValueSize = size_t{1} << 30;   // 1 GiB
+  static constexpr size_t kMaxKeySize = size_t{8} << 20;    // 8 MiB
+  static constexpr size_t kMaxValueSize = size_t{1} << 30;  // 1 GiB
 
   // Opens (or with create_if_missing creates) the DB in directory path.
   static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);

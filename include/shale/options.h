@@ -47,10 +47,10 @@ struct Options {
   // ---- Shared services (null: a default is made) ----
   // Key order. Must outlive the DB. Default: BytewiseComparator().
   const Comparator* comparator = BytewiseComparator();
-  std::shared_ptr<FileSystem> file_system;  // default FileSystem::Default()
-  std::shared_ptr<Statistics> statistics;   // null: nothing recorded
+  std::shared_ptr<FileSystem> file_system;        // default FileSystem::Default()
+  std::shared_ptr<Statistics> statistics;         // null: nothing recorded
   std::shared_ptr<MergeOperator> merge_operator;  // null: Merge is InvalidArgument
-  std::shared_ptr<Cache> block_cache;       // null: an 32 MiB LRU cache
+  std::shared_ptr<Cache> block_cache;             // null: an 32 MiB LRU cache
 
   // ---- Memtables and write path ----
   // Bytes of memtable before it is switched for a new one and flushed. > 0.

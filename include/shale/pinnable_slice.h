@@ -64,7 +64,7 @@ class Cleanable {
   void RegisterMore(CleanupFunction function, void* arg1, void* arg2);
   void DoCleanupAll();
 
-  Cleanup first_;             // inline: the common case is a single pin
+  Cleanup first_;  // inline: the common case is a single pin
   // The rest, in registration order; null when there are none (kept out of line so that a
   // PinnableSlice stays small: arrays of them are walked by MultiGet and GetMergeOperands).
   std::unique_ptr<std::vector<Cleanup>> more_;

@@ -15,9 +15,9 @@ class Slice {
  public:
   constexpr Slice() noexcept = default;
   constexpr Slice(const char* data, size_t size) noexcept : data_(data), size_(size) {}
-  Slice(const std::string& s) noexcept : data_(s.data()), size_(s.size()) {}  // NOLINT
+  Slice(const std::string& s) noexcept : data_(s.data()), size_(s.size()) {}          // NOLINT
   constexpr Slice(std::string_view s) noexcept : data_(s.data()), size_(s.size()) {}  // NOLINT
-  Slice(const char* s) noexcept : data_(s), size_(std::strlen(s)) {}  // NOLINT
+  Slice(const char* s) noexcept : data_(s), size_(std::strlen(s)) {}                  // NOLINT
 
   const char* data() const { return data_; }
   size_t size() const { return size_; }
@@ -59,7 +59,8 @@ class Slice {
   }
 
   friend bool operator==(const Slice& x, const Slice& y) {
-    return x.size() == y.size() && (x.size() == 0 || std::memcmp(x.data(), y.data(), x.size()) == 0);
+    return x.size() == y.size() &&
+           (x.size() == 0 || std::memcmp(x.data(), y.data(), x.size()) == 0);
   }
 
  private:

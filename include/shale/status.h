@@ -29,7 +29,8 @@ class [[nodiscard]] Status {
   };
 
   Status() noexcept = default;
-  Status(const Status& other) : code_(other.code_), msg_(other.msg_ ? Copy(*other.msg_) : nullptr) {}
+  Status(const Status& other)
+      : code_(other.code_), msg_(other.msg_ ? Copy(*other.msg_) : nullptr) {}
   Status& operator=(const Status& other) {
     if (this != &other) {
       code_ = other.code_;

@@ -133,8 +133,8 @@ class LRUShard {
     FreeAll(freed);
   }
 
-  Status Insert(const Slice& key, uint32_t hash, void* value, size_t charge,
-                Cache::Deleter deleter, Cache::Handle** handle, bool strict) {
+  Status Insert(const Slice& key, uint32_t hash, void* value, size_t charge, Cache::Deleter deleter,
+                Cache::Handle** handle, bool strict) {
     std::vector<Entry*> freed;
     Status s;
     {

@@ -40,7 +40,8 @@ bool AsyncIo::ReadAllAwaiter::await_suspend(std::coroutine_handle<> h) {
       outstanding_--;
     }
   }
-  if (io_->stats_ != nullptr && submitted > 0) io_->stats_->recordTick(ASYNC_READ_SUBMITTED, submitted);
+  if (io_->stats_ != nullptr && submitted > 0)
+    io_->stats_->recordTick(ASYNC_READ_SUBMITTED, submitted);
   // Completions arrive only from Poll, so nothing has resumed the coroutine yet.
   return outstanding_ > 0;
 }

@@ -88,8 +88,7 @@ double MaxCompactionScore(const VersionSet& vset, const Version& version) {
   return best;
 }
 
-std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset,
-                                           std::shared_ptr<Version> version,
+std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
                                            std::vector<std::string>* compact_pointers) {
   int best_level = -1;
   double best = 1;

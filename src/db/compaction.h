@@ -52,8 +52,7 @@ class Compaction {
 
 // The compaction the tree needs most, or null when every score is below 1 (or its inputs are
 // busy). compact_pointers (one per level) is advanced for the level picked.
-std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset,
-                                           std::shared_ptr<Version> version,
+std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
                                            std::vector<std::string>* compact_pointers);
 // The highest level score (>= 1 means a compaction is due).
 double MaxCompactionScore(const VersionSet& vset, const Version& version);

@@ -5,12 +5,10 @@
 // oldest immutable memtable takes priority; otherwise one compaction at a time runs when some
 // level's score reaches 1. Jobs hold mutex_ only to pick work and to install results; file IO
 // happens with it released.
-#include <algorithm>
-#include <chrono>
-
 #include <fmt/format.h>
 
-#include "src/util/clock.h"
+#include <algorithm>
+#include <chrono>
 
 #include "memtable/memtable.h"
 #include "src/db/builder.h"
@@ -18,6 +16,7 @@
 #include "src/db/db_impl.h"
 #include "src/db/filename.h"
 #include "src/db/merging_iterator.h"
+#include "src/util/clock.h"
 
 namespace shale {
 
@@ -101,7 +100,8 @@ Status DBImpl::MakeRoomForWrite() {
     if (l0 >= static_cast<size_t>(options_.level0_stop_writes_trigger)) {
       stall_reason_ = "level0-stop";
       stall_count_l0_stop_++;
-    } else if (mem_full && imm_.size() + 1 >= static_cast<size_t>(options_.max_write_buffer_number)) {
+    } else if (mem_full &&
+               imm_.size() + 1 >= static_cast<size_t>(options_.max_write_buffer_number)) {
       stall_reason_ = "memtable-limit";
       stall_count_memtable_++;
     } else {
@@ -215,7 +215,8 @@ void DBImpl::BackgroundFlush() {
 
 void DBImpl::BackgroundCompaction() {
   std::vector<std::string>& pointers = compact_pointers_;
-  if (pointers.size() < static_cast<size_t>(options_.num_levels)) pointers.resize(options_.num_levels);
+  if (pointers.size() < static_cast<size_t>(options_.num_levels))
+    pointers.resize(options_.num_levels);
   std::unique_ptr<Compaction> c = PickCompaction(*versions_, versions_->current(), &pointers);
   if (c == nullptr) return;
   Status s = RunCompaction(c.get());
@@ -408,8 +409,8 @@ void DBImpl::DeleteObsoleteFiles() {
   }
   for (const auto& [type, number] : doomed) {
     if (type == FileType::kTable) table_cache_->Evict(number);
-    const std::string name = type == FileType::kLog       ? LogFileName(dbname_, number)
-                             : type == FileType::kTable   ? TableFileName(dbname_, number)
+    const std::string name = type == FileType::kLog        ? LogFileName(dbname_, number)
+                             : type == FileType::kTable    ? TableFileName(dbname_, number)
                              : type == FileType::kManifest ? ManifestFileName(dbname_, number)
                                                            : TempFileName(dbname_, number);
     fs_->DeleteFile(name).PermitUncheckedError();  // a leftover is retried next time
@@ -455,7 +456,8 @@ Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, cons
   // rewritten too and what no snapshot needs is dropped.
   const int bottom = std::min(last + 1, options_.num_levels - 1);
   for (int level = 0; level < bottom && s.ok(); level++) {
-    std::unique_ptr<Compaction> c = RangeCompaction(*versions_, versions_->current(), level, begin, end);
+    std::unique_ptr<Compaction> c =
+        RangeCompaction(*versions_, versions_->current(), level, begin, end);
     if (c == nullptr) continue;
     s = RunCompaction(c.get());
     if (!s.ok()) SetBackgroundErrorLocked(s);
@@ -476,7 +478,8 @@ Status DBImpl::WaitForCompact() {
     bg_work_cv_.SignalAll();
     bg_done_cv_.Wait();
   }
-  return bg_error_.ok() ? Status::OK() : Status::IOError("background work failed", bg_error_.ToString());
+  return bg_error_.ok() ? Status::OK()
+                        : Status::IOError("background work failed", bg_error_.ToString());
 }
 
 }  // namespace shale

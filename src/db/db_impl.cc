@@ -1,14 +1,12 @@
 #include "src/db/db_impl.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
+#include <chrono>
 #include <deque>
 #include <limits>
 #include <optional>
-#include <chrono>
-
-#include <fmt/format.h>
-
-#include "src/util/clock.h"
 
 #include "memtable/memtable.h"
 #include "src/db/async_read.h"
@@ -18,6 +16,7 @@
 #include "src/db/multi_get.h"
 #include "src/db/write_batch_internal.h"
 #include "src/monitoring/perf_context_imp.h"
+#include "src/util/clock.h"
 
 namespace shale {
 namespace {
@@ -431,8 +430,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   const size_t capacity = static_cast<size_t>(opts->expected_max_number_of_operands);
   auto bundle = std::make_unique<OperandBundle>(std::numeric_limits<size_t>::max() / 2);
   GetContext ctx(stats_, key, &opts->continue_cb,
-                 GetContext::OperandSlots{operands, capacity, &ReleaseOperandBundle,
-                                          bundle.get()});
+                 GetContext::OperandSlots{operands, capacity, &ReleaseOperandBundle, bundle.get()});
   GetFromMemTablesTimed(*sv, lkey, &ctx);
   if (!ctx.resolved()) {
     PerfTimer timer(&PerfContext::get_from_output_files_time);
@@ -495,8 +493,10 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
   iter->RegisterCleanup(
-      [](void* p, void*) { std::unique_ptr<std::shared_ptr<SuperVersion>> h(
-                               static_cast<std::shared_ptr<SuperVersion>*>(p)); },
+      [](void* p, void*) {
+        std::unique_ptr<std::shared_ptr<SuperVersion>> h(
+            static_cast<std::shared_ptr<SuperVersion>*>(p));
+      },
       hold, nullptr);
   return iter;
 }
@@ -506,8 +506,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
 const Snapshot* DBImpl::GetSnapshot() {
   if (!CheckOpen().ok()) return nullptr;
   MutexLock l(&mutex_);
-  auto snap =
-      std::make_unique<SnapshotImpl>(this, last_sequence_.load(std::memory_order_acquire));
+  auto snap = std::make_unique<SnapshotImpl>(this, last_sequence_.load(std::memory_order_acquire));
   SnapshotImpl* raw = snap.get();
   snapshots_.push_back(std::move(snap));
   raw->position = std::prev(snapshots_.end());
@@ -585,19 +584,18 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     std::string levels = "Level  Files  Size(MB)  Score\n";
     for (int level = 0; level < v.num_levels(); level++) {
       if (v.files(level).empty()) continue;
-      const double score =
-          level == 0 ? static_cast<double>(v.files(0).size()) /
-                           options_.level0_file_num_compaction_trigger
-                     : static_cast<double>(v.NumLevelBytes(level)) /
-                           static_cast<double>(versions_->MaxBytesForLevel(level));
+      const double score = level == 0 ? static_cast<double>(v.files(0).size()) /
+                                            options_.level0_file_num_compaction_trigger
+                                      : static_cast<double>(v.NumLevelBytes(level)) /
+                                            static_cast<double>(versions_->MaxBytesForLevel(level));
       levels += fmt::format("  L{:<3} {:>5} {:>9.2f} {:>6.2f}\n", level, v.files(level).size(),
                             static_cast<double>(v.NumLevelBytes(level)) / 1048576.0, score);
     }
     const uint64_t user_bytes = stats_ != nullptr ? stats_->getTickerCount(BYTES_WRITTEN) : 0;
-    const double wamp =
-        flush_bytes_ == 0 ? 0
-                          : static_cast<double>(flush_bytes_ + compaction_write_bytes_) /
-                                static_cast<double>(flush_bytes_);
+    const double wamp = flush_bytes_ == 0
+                            ? 0
+                            : static_cast<double>(flush_bytes_ + compaction_write_bytes_) /
+                                  static_cast<double>(flush_bytes_);
     *value = fmt::format(
         "** DB Stats **\nLatest sequence: {}\nMemtables: active {} entries {} bytes, {} "
         "immutable\nWAL: {:06}.log\n** Compaction Stats **\n{}Flushes: {} ({:.2f} MB)\n"

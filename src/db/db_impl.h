@@ -27,9 +27,9 @@
 #include "src/db/super_version.h"
 #include "src/db/version_set.h"
 #include "src/db/write_thread.h"
+#include "src/util/mutex.h"
 #include "table/table_builder.h"
 #include "table/table_cache.h"
-#include "src/util/mutex.h"
 #include "wal/log_writer.h"
 
 namespace shale {
@@ -156,8 +156,8 @@ class DBImpl final : public DB {
   // numbered >= this.
   uint64_t mem_log_number_ = 0;
   struct Immutable {
-    MemTable* mem;         // one reference held here
-    uint64_t log_number;   // first WAL holding its data
+    MemTable* mem;        // one reference held here
+    uint64_t log_number;  // first WAL holding its data
   };
   std::deque<Immutable> imm_ GUARDED_BY(mutex_);  // newest at the front
   // The published SuperVersion. Its own small lock (held for a pointer copy) keeps readers
@@ -182,7 +182,7 @@ class DBImpl final : public DB {
   std::vector<std::string> compact_pointers_ GUARDED_BY(mutex_);  // per level
   bool flush_running_ GUARDED_BY(mutex_) = false;
   bool compaction_running_ GUARDED_BY(mutex_) = false;
-  bool manual_compaction_ GUARDED_BY(mutex_) = false;  // CompactRange owns compaction
+  bool manual_compaction_ GUARDED_BY(mutex_) = false;      // CompactRange owns compaction
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // table files being written
   uint64_t stall_count_l0_slowdown_ GUARDED_BY(mutex_) = 0;
   uint64_t stall_count_l0_stop_ GUARDED_BY(mutex_) = 0;

@@ -17,15 +17,15 @@
 // dropped and the recovered data stays in the memtable, the replayed logs (kept until that
 // memtable is flushed) are synced, so that their unsynced tails cannot be lost in a later crash
 // that keeps newer synced writes.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "memtable/memtable.h"
-#include "src/db/db_impl.h"
 #include "src/db/async_read.h"
+#include "src/db/db_impl.h"
 #include "src/db/filename.h"
 #include "src/db/write_batch_internal.h"
 #include "wal/log_reader.h"
@@ -65,8 +65,7 @@ Status ValidateOptions(const Options& o) {
   if (o.max_open_files != -1 && o.max_open_files < 1) {
     return bad("max_open_files", "must be -1 (unbounded) or >= 1");
   }
-  if (o.compression != CompressionType::kNoCompression &&
-      o.compression != CompressionType::kZSTD) {
+  if (o.compression != CompressionType::kNoCompression && o.compression != CompressionType::kZSTD) {
     return bad("compression", "is not a known compression type");
   }
   if (o.block_size == 0 || o.block_size > (size_t{1} << 30)) {
@@ -265,7 +264,8 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
       for (const auto& f : v->files(level)) {
         if (tables_on_disk.count(f->number) == 0) {
           return Status::Corruption(dbname_, fmt::format("table file {:06}.sst listed in the "
-                                                         "MANIFEST is missing", f->number));
+                                                         "MANIFEST is missing",
+                                                         f->number));
         }
       }
     }
@@ -373,7 +373,8 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
 }
 
 Status DestroyDB(const std::string& path, const Options& options) {
-  std::shared_ptr<FileSystem> fs = options.file_system ? options.file_system : FileSystem::Default();
+  std::shared_ptr<FileSystem> fs =
+      options.file_system ? options.file_system : FileSystem::Default();
   std::vector<std::string> children;
   Status s = fs->GetChildren(path, &children);
   if (!s.ok()) return s.IsNotFound() ? Status::OK() : s;  // nothing to destroy

@@ -77,7 +77,8 @@ class InternalKeyComparator final : public Comparator {
   int Compare(const Slice& a, const Slice& b) const override {
     // Keys from damaged blocks may be shorter than a tag: order them bytewise rather than
     // read outside them.
-    if (a.size() < 8 || b.size() < 8) [[unlikely]] return a.compare(b);
+    if (a.size() < 8 || b.size() < 8) [[unlikely]]
+      return a.compare(b);
     int r = user_->IsBytewise() ? ExtractUserKey(a).compare(ExtractUserKey(b))
                                 : user_->Compare(ExtractUserKey(a), ExtractUserKey(b));
     if (r != 0) return r;
@@ -115,7 +116,7 @@ class LookupKey {
   const char* start_;
   const char* kstart_;
   const char* end_;
-  std::string heap_;   // used when the key does not fit in space_
+  std::string heap_;  // used when the key does not fit in space_
   char space_[200];
 };
 

@@ -1,8 +1,8 @@
 #include "src/db/filename.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace shale {
 namespace {

@@ -10,14 +10,10 @@ namespace shale {
 
 GetContext::GetContext(const MergeOperator* merge_operator, Statistics* stats,
                        const Slice& user_key, PinnableSlice* value)
-    : merge_operator_(merge_operator),
-      stats_(stats),
-      user_key_(user_key),
-      value_(value) {}
+    : merge_operator_(merge_operator), stats_(stats), user_key_(user_key), value_(value) {}
 
 GetContext::GetContext(Statistics* stats, const Slice& user_key,
-                       const std::function<bool(Slice)>* continue_cb,
-                       const OperandSlots& slots)
+                       const std::function<bool(Slice)>* continue_cb, const OperandSlots& slots)
     : merge_operator_(nullptr),
       stats_(stats),
       user_key_(user_key),
@@ -60,8 +56,7 @@ void GetContext::TakePins(Cleanable* pins, std::deque<std::string>* copies) {
   last_pinned_source_ = nullptr;
 }
 
-bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value,
-                           const Pinner& pinner) {
+bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, const Pinner& pinner) {
   if (collect_) {
     switch (key.type) {
       case kTypeValue:
@@ -135,8 +130,7 @@ void GetContext::Finish() {
 
 void GetContext::ResolveMerge(const Slice* base) {
   std::reverse(operands_.begin(), operands_.end());  // oldest first for the operator
-  merge_status_ =
-      FullMerge(merge_operator_, user_key_, base, operands_, value_->GetSelf(), stats_);
+  merge_status_ = FullMerge(merge_operator_, user_key_, base, operands_, value_->GetSelf(), stats_);
   operands_.clear();
   operand_pins_.Reset();
   operand_copies_.clear();

@@ -54,10 +54,11 @@ class LevelIterator final : public InternalIterator {
  private:
   // The first file whose largest key is >= target (files_.size() if none).
   size_t FindFile(const Slice& target) const {
-    return static_cast<size_t>(
-        std::partition_point(files_.begin(), files_.end(),
-                             [&](const auto& f) { return icmp_->Compare(f->largest, target) < 0; }) -
-        files_.begin());
+    return static_cast<size_t>(std::partition_point(files_.begin(), files_.end(),
+                                                    [&](const auto& f) {
+                                                      return icmp_->Compare(f->largest, target) < 0;
+                                                    }) -
+                               files_.begin());
   }
   // Opens file i (no-op if already open); past either end closes the current one.
   void OpenFile(size_t i) {

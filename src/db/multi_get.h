@@ -29,8 +29,8 @@ struct MultiGetKey {
 
   LookupKey lkey;
   GetContext ctx;
-  Status status;  // the first error met on the way
-  uint64_t hash = 0;  // Hash64 of the user key, for filters
+  Status status;        // the first error met on the way
+  uint64_t hash = 0;    // Hash64 of the user key, for filters
   size_t position = 0;  // in the sorted batch
   // The key's path through the tree (Version::NextCandidate): the level to look at next, and
   // within L0 the next file; exhausted when no file is left.

@@ -123,7 +123,8 @@ std::string VersionEdit::DebugString() const {
   if (log_number_) s += fmt::format(" log: {}", *log_number_);
   if (next_file_number_) s += fmt::format(" next_file: {}", *next_file_number_);
   if (last_sequence_) s += fmt::format(" last_seq: {}", *last_sequence_);
-  for (const auto& [level, number] : deleted_files_) s += fmt::format(" delete L{}#{}", level, number);
+  for (const auto& [level, number] : deleted_files_)
+    s += fmt::format(" delete L{}#{}", level, number);
   for (const auto& [level, f] : new_files_) {
     s += fmt::format(" add L{}#{}({} bytes, seq {}..{})", level, f.number, f.file_size,
                      f.smallest_seqno, f.largest_seqno);

@@ -1,14 +1,14 @@
 #include "src/db/version_set.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
-#include <fmt/format.h>
-
 #include "src/db/async_read.h"
-#include "src/db/multi_get.h"
 #include "src/db/filename.h"
 #include "src/db/level_iterator.h"
+#include "src/db/multi_get.h"
 #include "table/table_cache.h"
 #include "wal/log_reader.h"
 
@@ -157,8 +157,9 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
       for (; j < placed.size() && placed[j].first == placed[i].first; j++) {
         group.push_back(keys[placed[j].second]);
       }
-      reader(placed[i].first)->MultiGet(options, group.data(), group.size(), io,
-                                        /*filter_checked=*/true);
+      reader(placed[i].first)
+          ->MultiGet(options, group.data(), group.size(), io,
+                     /*filter_checked=*/true);
       // This file's reads go out while the next file's keys are placed in blocks.
       if (io != nullptr) io->Flush();
       i = j;
@@ -173,7 +174,8 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
 void Version::AddIterators(const ReadOptions& options,
                            std::vector<std::unique_ptr<InternalIterator>>* iters) const {
   TableCache* tc = vset_->table_cache();
-  for (const auto& f : files_[0]) iters->push_back(tc->NewIterator(options, f->number, f->file_size));
+  for (const auto& f : files_[0])
+    iters->push_back(tc->NewIterator(options, f->number, f->file_size));
   for (int level = 1; level < num_levels(); level++) {
     if (files_[level].empty()) continue;
     iters->push_back(NewLevelIterator(tc, options, vset_->icmp(), files_[level]));
@@ -208,8 +210,8 @@ std::string Version::LevelSummary() const {
   std::string out;
   for (int level = 0; level < num_levels(); level++) {
     if (files_[level].empty()) continue;
-    out += fmt::format("L{}: {} files, {} bytes\n", level, files_[level].size(),
-                       NumLevelBytes(level));
+    out +=
+        fmt::format("L{}: {} files, {} bytes\n", level, files_[level].size(), NumLevelBytes(level));
   }
   return out;
 }

@@ -57,8 +57,7 @@ class Version {
 
   // Feeds ctx the key's entries from the table files: L0 newest first, then one file per
   // deeper level, until ctx has its answer. OK also when nothing was found.
-  [[nodiscard]] Status Get(const ReadOptions& options, const LookupKey& key,
-                           GetContext* ctx) const;
+  [[nodiscard]] Status Get(const ReadOptions& options, const LookupKey& key, GetContext* ctx) const;
   // Looks up keys[0..n) (sorted by user key, none done) in rounds.
   // Each round places every unresolved key at the next file on its path (L0 files newest
   // first, then the one file per deeper level whose range holds it) whose filter may hold it,
@@ -66,8 +65,7 @@ class Version {
   // are read in the same round, so with io one round's block reads all go out together;
   // keys found to need an older file (filter false positive, merge operands) go on in the
   // next round. Errors go to the keys' statuses.
-  void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
-                AsyncIo* io) const;
+  void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n, AsyncIo* io) const;
   // Advances k's path through the tree to the next file whose key range holds k's user key
   // (null: none left).
   const FileMetaData* NextCandidate(MultiGetKey* k) const;

@@ -8,8 +8,8 @@
 // sequence s gets sequence s + i.
 #include "shale/write_batch.h"
 
-#include "shale/db.h"
 #include "memtable/memtable.h"
+#include "shale/db.h"
 #include "src/db/write_batch_internal.h"
 #include "src/util/coding.h"
 
@@ -119,9 +119,9 @@ Status WriteBatch::Iterate(Handler* handler) const {
     if (!s.ok()) return s;
   }
   if (found != Count()) {
-    return Status::Corruption("write batch: count mismatch",
-                              std::to_string(Count()) + " in header, " + std::to_string(found) +
-                                  " records");
+    return Status::Corruption(
+        "write batch: count mismatch",
+        std::to_string(Count()) + " in header, " + std::to_string(found) + " records");
   }
   return Status::OK();
 }

@@ -1,9 +1,9 @@
 // FileSystem helpers shared by every implementation.
+#include "shale/file_system.h"
+
 #include <memory>
 #include <utility>
 #include <vector>
-
-#include "shale/file_system.h"
 
 namespace shale {
 namespace {
@@ -14,8 +14,7 @@ class SyncAsyncReader final : public AsyncReader {
  public:
   Status Submit(const RandomAccessFile* file, ReadRequest* request, Callback done,
                 void* arg) override {
-    request->status = file->Read(request->offset, request->len, &request->result,
-                                 request->scratch);
+    request->status = file->Read(request->offset, request->len, &request->result, request->scratch);
     completed_.push_back({request, done, arg});
     return Status::OK();
   }

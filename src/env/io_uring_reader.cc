@@ -217,9 +217,9 @@ class IoUringReader final : public AsyncReader {
   io_uring ring_{};
   unsigned in_kernel_ = 0;
   Status broken_;
-  std::deque<Op*> queued_;       // waiting for room in the ring (or a retry)
-  std::vector<Op*> completed_;   // done, callbacks not run yet
-  std::deque<Op> pool_;          // stable addresses
+  std::deque<Op*> queued_;      // waiting for room in the ring (or a retry)
+  std::vector<Op*> completed_;  // done, callbacks not run yet
+  std::deque<Op> pool_;         // stable addresses
   std::vector<Op*> free_;
 };
 

@@ -1,9 +1,9 @@
 #include "shale/statistics.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <atomic>
-
-#include <fmt/format.h>
 
 #include "src/util/histogram.h"
 
@@ -46,14 +46,10 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
 };
 
 constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
-    "shale.db.get.micros",
-    "shale.db.multiget.micros",
-    "shale.db.write.micros",
-    "shale.db.get.merge.operands.micros",
-    "shale.sst.read.micros",
-    "shale.wal.file.sync.micros",
-    "shale.write.group.size",
-    "shale.bytes.per.write",
+    "shale.db.get.micros",    "shale.db.multiget.micros",
+    "shale.db.write.micros",  "shale.db.get.merge.operands.micros",
+    "shale.sst.read.micros",  "shale.wal.file.sync.micros",
+    "shale.write.group.size", "shale.bytes.per.write",
 };
 
 // An enum value added without its name would print as null: every slot must be filled.
@@ -113,9 +109,9 @@ class StatisticsImpl final : public Statistics {
     for (uint32_t h = 0; h < HISTOGRAM_ENUM_MAX; h++) {
       HistogramData d;
       histogramData(h, &d);
-      r += fmt::format("{} P50 : {:.6f} P95 : {:.6f} P99 : {:.6f} P100 : {:.6f} COUNT : {} SUM : {}\n",
-                       kHistogramNames[h], d.median, d.percentile95, d.percentile99, d.max,
-                       d.count, d.sum);
+      r += fmt::format(
+          "{} P50 : {:.6f} P95 : {:.6f} P99 : {:.6f} P100 : {:.6f} COUNT : {} SUM : {}\n",
+          kHistogramNames[h], d.median, d.percentile95, d.percentile99, d.max, d.count, d.sum);
     }
     return r;
   }

@@ -28,8 +28,7 @@ constexpr std::array<std::array<uint32_t, 256>, 8> MakeTables() {
 constexpr auto kTables = MakeTables();
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const char* p,
-                                                            size_t n) {
+__attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const char* p, size_t n) {
   uint64_t c = ~crc;
   while (n > 0 && (reinterpret_cast<uintptr_t>(p) & 7) != 0) {
     c = _mm_crc32_u8(static_cast<uint32_t>(c), static_cast<uint8_t>(*p++));

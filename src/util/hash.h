@@ -9,6 +9,8 @@
 namespace shale {
 
 uint64_t Hash64(const char* data, size_t n, uint64_t seed = 0);
-inline uint64_t Hash64(const Slice& s, uint64_t seed = 0) { return Hash64(s.data(), s.size(), seed); }
+inline uint64_t Hash64(const Slice& s, uint64_t seed = 0) {
+  return Hash64(s.data(), s.size(), seed);
+}
 
 }  // namespace shale

@@ -1,10 +1,10 @@
 #include "src/util/histogram.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace shale {
 
@@ -67,8 +67,8 @@ double Histogram::Average() const {
 double Histogram::StandardDeviation() const {
   if (count_ == 0) return 0;
   double n = static_cast<double>(count_);
-  double variance = (sum_squares_ * n - static_cast<double>(sum_) * static_cast<double>(sum_)) /
-                    (n * n);
+  double variance =
+      (sum_squares_ * n - static_cast<double>(sum_) * static_cast<double>(sum_)) / (n * n);
   return variance <= 0 ? 0 : std::sqrt(variance);
 }
 
@@ -97,9 +97,9 @@ std::string Histogram::ToString() const {
   std::string r = fmt::format("Count: {} Average: {:.4f}  StdDev: {:.2f}\n", count_, Average(),
                               StandardDeviation());
   r += fmt::format("Min: {}  Median: {:.4f}  Max: {}\n", count_ == 0 ? 0 : min_, Median(), max_);
-  r += fmt::format("Percentiles: P50: {:.2f} P75: {:.2f} P99: {:.2f} P99.9: {:.2f} P99.99: {:.2f}\n",
-                   Percentile(50), Percentile(75), Percentile(99), Percentile(99.9),
-                   Percentile(99.99));
+  r += fmt::format(
+      "Percentiles: P50: {:.2f} P75: {:.2f} P99: {:.2f} P99.9: {:.2f} P99.99: {:.2f}\n",
+      Percentile(50), Percentile(75), Percentile(99), Percentile(99.9), Percentile(99.99));
   r += "------------------------------------------------------\n";
   if (count_ == 0) return r;
   double cumulative = 0;

@@ -1,6 +1,6 @@
 // Histogram: a distribution of non-negative values (latencies in microseconds, sizes) in
-// geometric buckets (exact below 10, then ratio 1.08), with count, sum, min, max, mean, standard deviation
-// and interpolated percentiles.
+// geometric buckets (exact below 10, then ratio 1.08), with count, sum, min, max, mean, standard
+// deviation and interpolated percentiles.
 //
 // Thread safety: Histogram is single-threaded (each db_bench thread has its own and they are
 // merged); AtomicHistogram records lock-free from any thread and is what Statistics uses.

@@ -99,8 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.comparator = &icmp;
   o.block_size = 64 + (data[0] >> 1) * 8;
   o.block_restart_interval = 1 + (data[0] >> 4);
-  o.compression = (data[0] & 2) != 0 ? shale::CompressionType::kZSTD
-                                     : shale::CompressionType::kNoCompression;
+  o.compression =
+      (data[0] & 2) != 0 ? shale::CompressionType::kZSTD : shale::CompressionType::kNoCompression;
   StringSink sink;
   shale::TableBuilder builder(o, &sink);
   uint64_t seq = 1;
@@ -122,7 +122,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string file = sink.data;
   // Mutations: [offset:2][byte] triples.
   while (left >= 3 && !file.empty()) {
-    const size_t off = (static_cast<uint8_t>(p[0]) | (static_cast<uint8_t>(p[1]) << 8)) % file.size();
+    const size_t off =
+        (static_cast<uint8_t>(p[0]) | (static_cast<uint8_t>(p[1]) << 8)) % file.size();
     file[off] = p[2];
     p += 3;
     left -= 3;
