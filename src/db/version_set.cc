@@ -314,6 +314,7 @@ void VersionSet::Install(std::shared_ptr<Version> v) {
 }
 
 void VersionSet::AddLiveFiles(std::set<uint64_t>* live) {
+  live->insert(unresolved_files_.begin(), unresolved_files_.end());
   std::erase_if(live_, [](const std::weak_ptr<Version>& w) { return w.expired(); });
   for (const auto& w : live_) {
     if (auto v = w.lock()) {
@@ -416,10 +417,7 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
     const uint64_t saved_log = log_number_;
     log_number_ = *edit->log_number();
     s = StartNewManifest(*v);
-    if (!s.ok()) {
-      log_number_ = saved_log;
-      return s;
-    }
+    if (!s.ok()) log_number_ = saved_log;
   } else {
     std::string record;
     edit->EncodeTo(&record);
@@ -429,10 +427,18 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
       // The MANIFEST may now end in a partial record: never append to it again.
       manifest_->Close().PermitUncheckedError();
       manifest_.reset();
-      return s;
+    } else {
+      log_number_ = *edit->log_number();
     }
-    log_number_ = *edit->log_number();
   }
+  if (!s.ok()) {
+    // The edit may be durable all the same; its files must outlive that possibility.
+    for (const auto& [level, f] : edit->new_files()) unresolved_files_.insert(f.number);
+    return s;
+  }
+  // Every failure dropped manifest_, so after one this write started a new MANIFEST from the
+  // installed state and CURRENT names it: no durable MANIFEST names the unresolved files now.
+  unresolved_files_.clear();
   Install(std::move(v));
   return Status::OK();
 }

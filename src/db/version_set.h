@@ -15,6 +15,12 @@
 // after a failed MANIFEST write the next LogAndApply starts a new MANIFEST. A MANIFEST larger
 // than Options::max_manifest_file_size is rolled over the same way.
 //
+// A failed MANIFEST write has an unknown outcome: the record (or a new MANIFEST that CURRENT
+// was renamed to name) may be durable although the Version was not installed. The new files
+// of such an edit stay "unresolved" and count as live (AddLiveFiles) until a later
+// LogAndApply succeeds; that one necessarily wrote a fresh MANIFEST from the installed state
+// and made CURRENT name it, so from then on no durable MANIFEST can name them.
+//
 // Thread safety: Versions are immutable (except FileMetaData::being_compacted, which the DB
 // mutex guards) and safe to read from any thread. VersionSet methods require the DB mutex
 // unless noted; LogAndApply holds it throughout, including the MANIFEST sync.
@@ -116,7 +122,8 @@ class VersionSet {
   void SetLastSequence(SequenceNumber s) { last_sequence_ = s; }
   uint64_t manifest_file_number() const { return manifest_file_number_; }
 
-  // Every table file number some live Version lists (plus pending outputs the caller adds).
+  // Every table file number some live Version lists or a failed edit may have made durable
+  // (plus pending outputs the caller adds).
   void AddLiveFiles(std::set<uint64_t>* live);
 
   const InternalKeyComparator* icmp() const { return icmp_; }
@@ -146,6 +153,8 @@ class VersionSet {
   SequenceNumber last_sequence_ = 0;
   uint64_t manifest_file_number_ = 0;
   std::unique_ptr<log::Writer> manifest_;
+  // New files of edits whose MANIFEST write failed, until a write succeeds (see above).
+  std::set<uint64_t> unresolved_files_;
 };
 
 }  // namespace shale
