@@ -153,6 +153,43 @@ TEST_F(LogTest, BadTypeAndBadLengthAreCorruption) {
   }
 }
 
+// A torn write cannot leave a whole record behind a wrong length: the last record with a
+// larger length than its bytes, all of which are present, is damage, not a torn tail.
+TEST_F(LogTest, DamagedLengthOfTheLastRecordIsCorruption) {
+  Write({"one", "two", "three"});
+  std::string bad = Contents();
+  const size_t last = 2 * kHeaderSize + 3 + 3;
+  bad[last + 4] = static_cast<char>(bad[last + 4] | 0x40);
+  SetContents(bad);
+  End end;
+  Status s;
+  EXPECT_EQ(ReadAll(&end, &s).size(), 2u);
+  EXPECT_EQ(end, End::kCorruption);
+  EXPECT_NE(s.ToString().find("offset " + std::to_string(last)), std::string::npos) << s.ToString();
+  // The same record really cut short is a torn tail.
+  Write({"one", "two", "three"});
+  SetContents(Contents().substr(0, Contents().size() - 2));
+  EXPECT_EQ(ReadAll(&end).size(), 2u);
+  EXPECT_EQ(end, End::kTruncatedTail);
+}
+
+// The bytes after the last record of a block are zeroes; anything else there is damage.
+TEST_F(LogTest, NonZeroBlockTrailerIsCorruption) {
+  const size_t first = static_cast<size_t>(kBlockSize - 2 * kHeaderSize - 3);
+  Write({std::string(first, 'a'), "b", "c"});
+  std::string bad = Contents();
+  const size_t trailer = kHeaderSize + first + kHeaderSize + 1;
+  ASSERT_LT(trailer, static_cast<size_t>(kBlockSize));
+  ASSERT_EQ(bad[trailer], '\0');
+  bad[trailer] = 1;
+  SetContents(bad);
+  End end;
+  Status s;
+  EXPECT_EQ(ReadAll(&end, &s).size(), 2u);
+  EXPECT_EQ(end, End::kCorruption);
+  EXPECT_NE(s.ToString().find("trailer"), std::string::npos) << s.ToString();
+}
+
 TEST_F(LogTest, FragmentOrderViolationsAreCorruption) {
   // A kMiddle fragment with no kFirst before it, written with a valid checksum.
   std::string rec;
@@ -173,12 +210,19 @@ TEST_F(LogTest, FragmentOrderViolationsAreCorruption) {
 // Flip every bit of a small log in turn: the reader returns a prefix of the true records and
 // then stops; it never returns a damaged or invented record.
 TEST_F(LogTest, ExhaustiveBitFlipsNeverReturnWrongRecords) {
-  std::vector<std::string> records = {"alpha", std::string(300, 'b'), "", "gamma",
+  // The first record leaves a 4-byte trailer in block 0; the last one is fragmented.
+  std::vector<std::string> records = {std::string(kBlockSize - kHeaderSize - 4, 'z'),
+                                      "alpha",
+                                      std::string(300, 'b'),
+                                      "",
+                                      "gamma",
                                       BigString("d", 40000)};
   Write(records);
   const std::string good = Contents();
+  constexpr size_t kBlock = kBlockSize;
   int stopped = 0;
-  for (size_t byte = 0; byte < good.size(); byte += (byte < 400 ? 1 : 251)) {
+  for (size_t byte = 0; byte < good.size();
+       byte += byte < 400 || (byte + 400 > kBlock && byte < kBlock + 400) ? 1 : 251) {
     for (int bit = 0; bit < 8; bit++) {
       std::string bad = good;
       bad[byte] ^= static_cast<char>(1 << bit);
@@ -189,7 +233,8 @@ TEST_F(LogTest, ExhaustiveBitFlipsNeverReturnWrongRecords) {
       for (size_t i = 0; i < got.size(); i++) {
         ASSERT_EQ(got[i], records[i]) << byte << ":" << bit;
       }
-      ASSERT_NE(end, End::kClean) << "flip at " << byte << ":" << bit << " went unnoticed";
+      // A single flipped bit is damage, never mistaken for a torn or zeroed tail.
+      ASSERT_EQ(end, End::kCorruption) << "flip at " << byte << ":" << bit;
       stopped++;
     }
   }

@@ -73,11 +73,27 @@ bool Reader::ValidRecordWithin(const Slice& bytes) {
   return false;
 }
 
+bool Reader::ChecksumMatchesAPrefix(const char* header, const Slice& rest) {
+  const uint32_t expected = crc32c::Unmask(DecodeFixed32(header));
+  uint32_t crc = crc32c::Value(header + 6, 1);  // the type byte
+  if (crc == expected) return true;
+  for (size_t i = 0; i < rest.size(); i++) {
+    crc = crc32c::Extend(crc, rest.data() + i, 1);
+    if (crc == expected) return true;
+  }
+  return false;
+}
+
 int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
   while (true) {
     if (buffer_.size() < static_cast<size_t>(kHeaderSize)) {
       if (!eof_) {
-        // The rest of the block is the zero trailer (or the buffer is simply used up).
+        // The rest of the block is the trailer the writer zero-fills (or nothing).
+        if (std::any_of(buffer_.data(), buffer_.data() + buffer_.size(),
+                        [](char c) { return c != 0; })) {
+          Stop(End::kCorruption, buffer_end_offset_ - buffer_.size(), "non-zero block trailer");
+          return kStop;
+        }
         buffer_.clear();
         if (!FillBuffer()) return kStop;
         continue;
@@ -105,12 +121,14 @@ int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
       return kStop;
     }
     if (kHeaderSize + length > buffer_.size()) {
-      if (eof_ && !ValidRecordWithin(Slice(header + kHeaderSize, buffer_.size() - kHeaderSize))) {
+      const Slice rest(header + kHeaderSize, buffer_.size() - kHeaderSize);
+      if (eof_ && !ValidRecordWithin(rest) && !ChecksumMatchesAPrefix(header, rest)) {
         Stop(End::kTruncatedTail, at, "truncated record at end of file");
       } else if (eof_) {
-        // A torn write leaves nothing valid after it; intact records here mean the length
-        // field itself is damaged.
-        Stop(End::kCorruption, at, "record length past the end of file, with records after it");
+        // A torn write leaves nothing valid after it, and its own checksum covers bytes that
+        // never landed; a checksum that matches what is here means the length field itself
+        // is damaged.
+        Stop(End::kCorruption, at, "record length past the end of file, with intact data");
       } else {
         Stop(End::kCorruption, at, "record length past the end of its block");
       }

@@ -56,6 +56,9 @@ class Reader {
   bool RestIsZero();
   // True if a physical record with a valid checksum starts anywhere in bytes.
   static bool ValidRecordWithin(const Slice& bytes);
+  // True if header's checksum matches its type byte plus some prefix of rest: a whole record
+  // whose length field is damaged, not a torn one.
+  static bool ChecksumMatchesAPrefix(const char* header, const Slice& rest);
   void Stop(End end, uint64_t offset, const char* what);
 
   std::unique_ptr<SequentialFile> file_;
