@@ -115,10 +115,17 @@ class TableIterator final : public InternalIterator {
   }
   Slice key() const override { return data_.key(); }
   Slice value() const override { return data_.value(); }
+  // A block iterator's error does not know the file: name it, and the block.
   Status status() const override {
-    if (!index_->status().ok()) return index_->status();
+    if (!index_->status().ok()) {
+      return Status::Corruption(table_->file_name() + ": index block", index_->status().ToString());
+    }
     if (!status_.ok()) return status_;
-    if (data_valid_ && !data_.status().ok()) return data_.status();
+    if (data_valid_ && !data_.status().ok()) {
+      return Status::Corruption(
+          fmt::format("{}: data block at offset {}", table_->file_name(), block_offset_),
+          data_.status().ToString());
+    }
     return Status::OK();
   }
 

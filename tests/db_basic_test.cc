@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <limits>
+
 #include "shale/statistics.h"
 #include "tests/db_test_util.h"
 
@@ -58,21 +60,50 @@ TEST_F(DBBasicTest, SecondOpenerInAnotherProcessIsRefused) {
 }
 
 TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
-  auto expect_invalid = [&](auto mutate) {
+  // Each rule of options.h: InvalidArgument naming the field, and no DB.
+  auto expect_invalid = [&](const char* field, auto mutate) {
     Options saved = options_;
     mutate(options_);
     Status s = TryOpen();
-    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_TRUE(s.IsInvalidArgument()) << field << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find(std::string("Options::") + field + " "), std::string::npos)
+        << field << ": " << s.ToString();
+    EXPECT_EQ(db_, nullptr);
     options_ = saved;
   };
-  expect_invalid([](Options& o) { o.write_buffer_size = 0; });
-  expect_invalid([](Options& o) { o.num_levels = 1; });
-  expect_invalid([](Options& o) { o.max_write_buffer_number = 1; });
-  expect_invalid([](Options& o) { o.comparator = nullptr; });
-  expect_invalid([](Options& o) { o.block_restart_interval = 0; });
-  expect_invalid([](Options& o) { o.bloom_bits_per_key = -1; });
-  expect_invalid([](Options& o) { o.level0_stop_writes_trigger = 1; });
-  expect_invalid([](Options& o) { o.max_background_jobs = 0; });
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  expect_invalid("comparator", [](Options& o) { o.comparator = nullptr; });
+  expect_invalid("write_buffer_size", [](Options& o) { o.write_buffer_size = 0; });
+  expect_invalid("memtable_bloom_size_ratio", [](Options& o) { o.memtable_bloom_size_ratio = -1; });
+  expect_invalid("memtable_bloom_size_ratio",
+                 [](Options& o) { o.memtable_bloom_size_ratio = 0.5; });
+  expect_invalid("memtable_bloom_size_ratio",
+                 [&](Options& o) { o.memtable_bloom_size_ratio = nan; });
+  expect_invalid("max_write_buffer_number", [](Options& o) { o.max_write_buffer_number = 1; });
+  expect_invalid("max_write_batch_group_size_bytes",
+                 [](Options& o) { o.max_write_batch_group_size_bytes = 0; });
+  expect_invalid("num_levels", [](Options& o) { o.num_levels = 1; });
+  expect_invalid("num_levels", [](Options& o) { o.num_levels = 65; });
+  expect_invalid("level0_file_num_compaction_trigger",
+                 [](Options& o) { o.level0_file_num_compaction_trigger = 0; });
+  expect_invalid("level0_slowdown_writes_trigger",
+                 [](Options& o) { o.level0_slowdown_writes_trigger = 1; });
+  expect_invalid("level0_stop_writes_trigger",
+                 [](Options& o) { o.level0_stop_writes_trigger = 1; });
+  expect_invalid("target_file_size_base", [](Options& o) { o.target_file_size_base = 0; });
+  expect_invalid("max_bytes_for_level_base", [](Options& o) { o.max_bytes_for_level_base = 0; });
+  expect_invalid("max_bytes_for_level_multiplier",
+                 [](Options& o) { o.max_bytes_for_level_multiplier = 0.5; });
+  expect_invalid("max_bytes_for_level_multiplier",
+                 [&](Options& o) { o.max_bytes_for_level_multiplier = nan; });
+  expect_invalid("max_background_jobs", [](Options& o) { o.max_background_jobs = 0; });
+  expect_invalid("max_open_files", [](Options& o) { o.max_open_files = 0; });
+  expect_invalid("compression", [](Options& o) { o.compression = CompressionType{0x55}; });
+  expect_invalid("block_size", [](Options& o) { o.block_size = 0; });
+  expect_invalid("block_size", [](Options& o) { o.block_size = (size_t{1} << 30) + 1; });
+  expect_invalid("block_restart_interval", [](Options& o) { o.block_restart_interval = 0; });
+  expect_invalid("bloom_bits_per_key", [](Options& o) { o.bloom_bits_per_key = -1; });
+  expect_invalid("bloom_bits_per_key", [](Options& o) { o.bloom_bits_per_key = 101; });
   Open();  // the defaults are valid
 }
 
@@ -135,13 +166,26 @@ TEST_F(DBBasicTest, NotFoundResetsPinnableSlice) {
 }
 
 TEST_F(DBBasicTest, KeyAndValueSizeLimits) {
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
   Open();
   std::string huge_key(DB::kMaxKeySize + 1, 'k');
   EXPECT_TRUE(db_->Put(WriteOptions(), huge_key, "v").IsInvalidArgument());
   EXPECT_TRUE(db_->Delete(WriteOptions(), huge_key).IsInvalidArgument());
+  EXPECT_TRUE(db_->Merge(WriteOptions(), huge_key, "v").IsInvalidArgument());
   WriteBatch batch;
   EXPECT_TRUE(batch.Put(huge_key, "v").IsInvalidArgument());
+  EXPECT_TRUE(batch.Delete(huge_key).IsInvalidArgument());
+  EXPECT_TRUE(batch.Merge(huge_key, "v").IsInvalidArgument());
   EXPECT_EQ(batch.Count(), 0u);
+  EXPECT_EQ(batch.GetDataSize(), WriteBatch().GetDataSize());
+  // A value over the limit. The size is checked before a byte of the value is read, so the
+  // slice does not need a GiB of memory behind it.
+  const char byte = 'v';
+  const Slice huge_value(&byte, DB::kMaxValueSize + 1);
+  EXPECT_TRUE(db_->Put(WriteOptions(), "k", huge_value).IsInvalidArgument());
+  EXPECT_TRUE(db_->Merge(WriteOptions(), "k", huge_value).IsInvalidArgument());
+  EXPECT_TRUE(batch.Put("k", huge_value).IsInvalidArgument());
+  EXPECT_EQ(Get("k"), "NOT_FOUND");
   std::string max_key(DB::kMaxKeySize, 'k');
   ASSERT_TRUE(db_->Put(WriteOptions(), max_key, "v").ok());
   EXPECT_EQ(Get(max_key), "v");
@@ -242,6 +286,16 @@ TEST_F(DBBasicTest, SnapshotFromAnotherDBIsInvalidArgument) {
   std::unique_ptr<Iterator> it = db_->NewIterator(ro);
   EXPECT_FALSE(it->Valid());
   EXPECT_TRUE(it->status().IsInvalidArgument());
+  std::vector<std::string> values;
+  std::vector<Status> statuses = db_->MultiGet(ro, {Slice("k"), Slice("l")}, &values);
+  ASSERT_EQ(statuses.size(), 2u);
+  EXPECT_TRUE(statuses[0].IsInvalidArgument()) << statuses[0].ToString();
+  EXPECT_TRUE(statuses[1].IsInvalidArgument()) << statuses[1].ToString();
+  PinnableSlice operand;
+  GetMergeOperandsOptions gmo;
+  gmo.expected_max_number_of_operands = 1;
+  int n = 0;
+  EXPECT_TRUE(db_->GetMergeOperands(ro, "k", &operand, &gmo, &n).IsInvalidArgument());
   other->ReleaseSnapshot(foreign);
   ASSERT_TRUE(other->Close().ok());
 }
@@ -342,14 +396,40 @@ TEST_F(DBBasicTest, LargeValuesSpanWalBlocks) {
 }
 
 TEST_F(DBBasicTest, UseAfterCloseIsAborted) {
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
   Open();
+  ASSERT_TRUE(Put("k", "v").ok());
   ASSERT_TRUE(db_->Close().ok());
-  EXPECT_TRUE(db_->Put(WriteOptions(), "k", "v").IsAborted());
+  // Every call answers Aborted (db.h); none touches what Close released.
+  const WriteOptions wo;
+  const ReadOptions ro;
+  EXPECT_TRUE(db_->Put(wo, "k", "v").IsAborted());
+  EXPECT_TRUE(db_->Delete(wo, "k").IsAborted());
+  EXPECT_TRUE(db_->Merge(wo, "k", "v").IsAborted());
+  WriteBatch batch;
+  ASSERT_TRUE(batch.Put("k", "v").ok());
+  EXPECT_TRUE(db_->Write(wo, &batch).IsAborted());
   std::string value;
-  EXPECT_TRUE(db_->Get(ReadOptions(), "k", &value).IsAborted());
-  EXPECT_TRUE(db_->Close().IsAborted());
+  EXPECT_TRUE(db_->Get(ro, "k", &value).IsAborted());
+  std::vector<std::string> values;
+  for (const Status& s : db_->MultiGet(ro, {Slice("k"), Slice("l")}, &values)) {
+    EXPECT_TRUE(s.IsAborted()) << s.ToString();
+  }
+  PinnableSlice operand;
+  GetMergeOperandsOptions gmo;
+  gmo.expected_max_number_of_operands = 1;
+  int n = 0;
+  EXPECT_TRUE(db_->GetMergeOperands(ro, "k", &operand, &gmo, &n).IsAborted());
+  EXPECT_TRUE(db_->NewIterator(ro)->status().IsAborted());
   EXPECT_EQ(db_->GetSnapshot(), nullptr);
-  EXPECT_TRUE(db_->NewIterator(ReadOptions())->status().IsAborted());
+  EXPECT_TRUE(db_->Flush(FlushOptions()).IsAborted());
+  EXPECT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).IsAborted());
+  EXPECT_TRUE(db_->WaitForCompact().IsAborted());
+  EXPECT_TRUE(db_->SyncWAL().IsAborted());
+  EXPECT_TRUE(db_->Resume().IsAborted());
+  std::string property;
+  EXPECT_FALSE(db_->GetProperty("shale.stats", &property));
+  EXPECT_TRUE(db_->Close().IsAborted());
   db_.reset();
 }
 

@@ -4,6 +4,7 @@
 // are reported as Corruption rather than returned as data.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -386,7 +387,8 @@ TEST_F(DBFaultTest, EveryBitFlipInManifestCurrentAndWalIsCorruption) {
             << name << " byte " << byte << " bit " << bit << ": " << s.ToString();
       }
     }
-    std::printf("%s: %zu bits flipped, every one reported as Corruption\n", name.c_str(), size * 8);
+    std::printf("figure: %s: %zu bits flipped, every one reported as Corruption\n", name.c_str(),
+                size * 8);
   }
   restore();
   Open();

@@ -204,7 +204,8 @@ TEST_P(DBIOErrorTest, EveryInjectedErrorReachesACallerAndNoAcknowledgedWriteIsLo
   }
   fs_->DisableAllFaults();
   std::printf(
-      "seed %llu: %llu calls, %llu faults injected in %llu calls, all of which failed "
+      "figure: IO errors, seed %llu: %llu calls, %llu faults injected in %llu calls, all of which "
+      "failed "
       "(%llu failed calls in all), %llu read-only checks, %llu resumes\n",
       static_cast<unsigned long long>(GetParam()), static_cast<unsigned long long>(calls_),
       static_cast<unsigned long long>(injected_), static_cast<unsigned long long>(faulted_calls_),

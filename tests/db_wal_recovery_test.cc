@@ -43,6 +43,26 @@ class DBWalRecoveryTest : public DBTestBase {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
   }
+  // Where each physical record of a log starts (records that all fit in the first block).
+  static std::vector<size_t> RecordOffsets(const std::string& data) {
+    std::vector<size_t> offsets;
+    for (size_t at = 0; at + log::kHeaderSize <= data.size();) {
+      offsets.push_back(at);
+      at += log::kHeaderSize + (static_cast<uint8_t>(data[at + 4]) |
+                                (static_cast<size_t>(static_cast<uint8_t>(data[at + 5])) << 8));
+    }
+    return offsets;
+  }
+  // A whole (kFull) physical record holding payload, with a matching checksum.
+  static std::string FullRecord(const std::string& payload) {
+    const std::string typed = std::string(1, static_cast<char>(log::kFullType)) + payload;
+    std::string record(log::kHeaderSize, '\0');
+    EncodeFixed32(record.data(), crc32c::Mask(crc32c::Value(typed.data(), typed.size())));
+    record[4] = static_cast<char>(payload.size() & 0xff);
+    record[5] = static_cast<char>(payload.size() >> 8);
+    record[6] = static_cast<char>(log::kFullType);
+    return record + payload;
+  }
   // Writes n keys k0..k(n-1), each in its own WAL record, and closes.
   void WriteKeysAndClose(int n) {
     Open();
@@ -113,6 +133,8 @@ TEST_F(DBWalRecoveryTest, MidLogCorruptionPerMode) {
   options_.wal_recovery_mode = WALRecoveryMode::kTolerateCorruptedTailRecords;
   Status s = TryOpen();
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(log.filename().string() + ": offset "), std::string::npos)
+      << s.ToString();
   options_.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
   EXPECT_TRUE(TryOpen().IsCorruption());
 
@@ -197,6 +219,72 @@ TEST_F(DBWalRecoveryTest, BadBatchInsideValidRecordIsCorruption) {
   Status s = TryOpen();
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.ToString().find("count"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find(log.filename().string() + ": offset 0"), std::string::npos)
+      << s.ToString();
+}
+
+TEST_F(DBWalRecoveryTest, LogEndingMidHeaderIsATornTail) {
+  WriteKeysAndClose(50);
+  const fs::path wal = LastLog();
+  const std::string data = ReadAll(wal);
+  const size_t last = RecordOffsets(data).back();
+  ASSERT_GT(last, 0u);
+  WriteAll(wal, data.substr(0, last + 3));  // the file ends inside the last record's header
+  options_.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+  Status s = TryOpen();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(wal.filename().string() + ": offset " + std::to_string(last)),
+            std::string::npos)
+      << s.ToString();
+  options_.wal_recovery_mode = WALRecoveryMode::kTolerateCorruptedTailRecords;
+  Open();
+  int n;
+  EXPECT_TRUE(IsPrefix(&n));
+  EXPECT_EQ(n, 49);
+}
+
+TEST_F(DBWalRecoveryTest, ZeroedTailFailsAbsoluteConsistency) {
+  WriteKeysAndClose(20);
+  const fs::path wal = LastLog();
+  const std::string data = ReadAll(wal);
+  WriteAll(wal, data + std::string(5000, '\0'));
+  options_.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+  Status s = TryOpen();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(wal.filename().string() + ": offset " + std::to_string(data.size())),
+            std::string::npos)
+      << s.ToString();
+  options_.wal_recovery_mode = WALRecoveryMode::kTolerateCorruptedTailRecords;
+  Open();
+  EXPECT_EQ(CountKeys(), 20);
+}
+
+TEST_F(DBWalRecoveryTest, SequenceGoingBackIsCorruption) {
+  // The third record re-framed (valid checksum) with the first record's sequence number.
+  WriteKeysAndClose(3);
+  const fs::path wal = LastLog();
+  const std::string data = ReadAll(wal);
+  const std::vector<size_t> offsets = RecordOffsets(data);
+  ASSERT_EQ(offsets.size(), 3u);
+  const uint64_t first_seq = DecodeFixed64(data.data() + log::kHeaderSize);
+  std::string payload = data.substr(offsets[2] + log::kHeaderSize);
+  ASSERT_GT(DecodeFixed64(payload.data()), first_seq);
+  EncodeFixed64(payload.data(), first_seq);
+  WriteAll(wal, data.substr(0, offsets[2]) + FullRecord(payload));
+
+  Status s = TryOpen();
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find(wal.filename().string() + ": offset " + std::to_string(offsets[2])),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.ToString().find("sequence number goes back"), std::string::npos) << s.ToString();
+  options_.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+  EXPECT_TRUE(TryOpen().IsCorruption());
+  // Point in time keeps the records before it.
+  options_.wal_recovery_mode = WALRecoveryMode::kPointInTimeRecovery;
+  Open();
+  EXPECT_EQ(CountKeys(), 2);
+  EXPECT_EQ(Get("k2"), "NOT_FOUND");
 }
 
 }  // namespace

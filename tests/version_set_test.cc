@@ -14,11 +14,13 @@
 #include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
 #include "src/db/version_edit.h"
+#include "src/util/coding.h"
 #include "src/util/random.h"
 #include "table/table_builder.h"
 #include "table/table_cache.h"
 #include "tests/fault_injection_fs.h"
 #include "tests/iterator_contract.h"
+#include "wal/log_format.h"
 
 namespace shale {
 namespace {
@@ -115,7 +117,39 @@ class VersionSetTest : public ::testing::Test {
     }
     return out;
   }
+  // Writes kManifest holding records (encoded VersionEdits) and points CURRENT at it.
+  void WriteManifest(const std::vector<std::string>& records) {
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(fs_.NewWritableFile(kManifest, FileOptions(), &f).ok());
+    log::Writer w(std::move(f));
+    for (const auto& r : records) ASSERT_TRUE(w.AddRecord(r).ok());
+    ASSERT_TRUE(w.Close().ok());
+    fs_.SetFileContents("/db/CURRENT", "MANIFEST-000009\n");
+  }
+  static std::string Encode(const VersionEdit& e) {
+    std::string rec;
+    e.EncodeTo(&rec);
+    return rec;
+  }
+  // What the first record of a MANIFEST holds besides the files.
+  static VersionEdit BaseEdit() {
+    VersionEdit base;
+    base.SetComparatorName(BytewiseComparator()->Name());
+    base.SetLogNumber(0);
+    base.SetNextFileNumber(100);
+    base.SetLastSequence(0);
+    return base;
+  }
+  // Recover must fail with Corruption, every one of needles in its message.
+  void ExpectCorruption(const std::vector<std::string>& needles) {
+    Status s = NewSet()->Recover();
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    for (const std::string& n : needles) {
+      EXPECT_NE(s.ToString().find(n), std::string::npos) << n << " not in: " << s.ToString();
+    }
+  }
 
+  static constexpr char kManifest[] = "/db/MANIFEST-000009";
   test::FaultInjectionFileSystem fs_{3};
   std::unique_ptr<Directory> dir_;
   Options options_;
@@ -204,28 +238,28 @@ TEST_F(VersionSetTest, DamagedCurrentOrManifestIsCorruption) {
   const std::string manifest = "/db/" + current.substr(0, current.size() - 1);
   const std::string good_manifest = fs_.FileContents(manifest);
 
-  auto expect_corruption = [&](const char* what) {
-    auto vs = NewSet();
-    Status s = vs->Recover();
-    EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
+  // Each is Corruption naming what is wrong.
+  auto expect_corruption = [&](const char* what, std::vector<std::string> needles) {
+    SCOPED_TRACE(what);
+    ExpectCorruption(needles);
   };
   fs_.SetFileContents("/db/CURRENT", "");
-  expect_corruption("empty CURRENT");
+  expect_corruption("empty CURRENT", {"CURRENT is empty", "/db"});
   fs_.SetFileContents("/db/CURRENT", current.substr(0, current.size() - 1));
-  expect_corruption("CURRENT without newline");
+  expect_corruption("CURRENT without newline", {"CURRENT", "newline", "/db"});
   fs_.SetFileContents("/db/CURRENT", "MANIFEST-999999\n");
-  expect_corruption("CURRENT naming a missing MANIFEST");
+  expect_corruption("CURRENT naming a missing MANIFEST", {"missing MANIFEST: MANIFEST-999999"});
   fs_.SetFileContents("/db/CURRENT", "garbage\n");
-  expect_corruption("CURRENT naming something else");
+  expect_corruption("CURRENT naming something else", {"CURRENT", "garbage"});
   ASSERT_TRUE(fs_.DeleteFile("/db/CURRENT").ok());
-  expect_corruption("no CURRENT");
+  expect_corruption("no CURRENT", {"CURRENT is missing", "/db"});
   fs_.SetFileContents("/db/CURRENT", current);
 
   // A flipped bit inside the MANIFEST's records.
   std::string bad = good_manifest;
   bad[10] ^= 1;
   fs_.SetFileContents(manifest, bad);
-  expect_corruption("MANIFEST bit flip");
+  expect_corruption("MANIFEST bit flip", {manifest + ": offset 0"});
   // A torn last record is an unacknowledged edit: recovery keeps the state before it.
   fs_.SetFileContents(manifest, good_manifest.substr(0, good_manifest.size() - 3));
   {
@@ -237,48 +271,111 @@ TEST_F(VersionSetTest, DamagedCurrentOrManifestIsCorruption) {
 
 TEST_F(VersionSetTest, InconsistentEditsAreCorruption) {
   auto write_manifest = [&](const std::vector<VersionEdit>& edits) {
-    std::unique_ptr<WritableFile> f;
-    ASSERT_TRUE(fs_.NewWritableFile(ManifestFileName("/db", 9), FileOptions(), &f).ok());
-    log::Writer w(std::move(f));
-    for (const auto& e : edits) {
-      std::string rec;
-      e.EncodeTo(&rec);
-      ASSERT_TRUE(w.AddRecord(rec).ok());
-    }
-    ASSERT_TRUE(w.Close().ok());
-    fs_.SetFileContents("/db/CURRENT", "MANIFEST-000009\n");
+    std::vector<std::string> records;
+    for (const auto& e : edits) records.push_back(Encode(e));
+    WriteManifest(records);
   };
-  VersionEdit base;
-  base.SetComparatorName(BytewiseComparator()->Name());
-  base.SetLogNumber(0);
-  base.SetNextFileNumber(100);
-  base.SetLastSequence(0);
+  const VersionEdit base = BaseEdit();
 
   VersionEdit overlap = base;
   overlap.AddFile(1, Meta(10, "a", "m"));
   overlap.AddFile(1, Meta(11, "k", "z"));
   write_manifest({overlap});
-  Status s = NewSet()->Recover();
-  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(s.ToString().find("overlap"), std::string::npos) << s.ToString();
+  ExpectCorruption({kManifest, "files 10 and 11 overlap in L1"});
+  // Overlap between files added by different edits, with the edges touching.
+  VersionEdit first = base;
+  first.AddFile(2, Meta(10, "a", "k"));
+  VersionEdit touching;
+  touching.AddFile(2, Meta(11, "k", "z"));
+  write_manifest({first, touching});
+  ExpectCorruption({kManifest, "files 10 and 11 overlap in L2"});
+  // L0 files may overlap.
+  VersionEdit l0 = base;
+  l0.AddFile(0, Meta(10, "a", "m"));
+  l0.AddFile(0, Meta(11, "k", "z"));
+  write_manifest({l0});
+  ASSERT_TRUE(NewSet()->Recover().ok());
 
+  // The same file number twice: on two levels, or added twice to one level (in one edit or
+  // in two), which would otherwise silently keep one of the two descriptions.
   VersionEdit dup = base;
   dup.AddFile(1, Meta(10, "a", "b"));
   dup.AddFile(2, Meta(10, "c", "d"));
   write_manifest({dup});
-  s = NewSet()->Recover();
-  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  ExpectCorruption({kManifest, "file 10 listed twice"});
+  VersionEdit dup_level = base;
+  dup_level.AddFile(1, Meta(10, "a", "b"));
+  dup_level.AddFile(1, Meta(10, "c", "d"));
+  write_manifest({dup_level});
+  ExpectCorruption({std::string(kManifest) + ": record at offset 0", "file 10 added to L1 twice"});
+  VersionEdit once = base;
+  once.AddFile(0, Meta(10, "a", "b"));
+  VersionEdit again;
+  again.AddFile(0, Meta(10, "a", "b"));
+  write_manifest({once, again});
+  ExpectCorruption({std::string(kManifest) + ": record at offset " +
+                        std::to_string(log::kHeaderSize + Encode(once).size()),
+                    "file 10 added to L0 twice"});
+  // Deleted, then added again: a file moved within one edit is fine.
+  VersionEdit moved;
+  moved.DeleteFile(0, 10);
+  moved.AddFile(1, Meta(10, "a", "b"));
+  write_manifest({once, moved});
+  {
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->Recover().ok());
+    EXPECT_EQ(Shape(*vs), "L1:10, ");
+  }
 
   VersionEdit other = base;
   other.SetComparatorName("some.other.Comparator");
   write_manifest({other});
-  s = NewSet()->Recover();
+  Status s = NewSet()->Recover();
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("some.other.Comparator"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find(BytewiseComparator()->Name()), std::string::npos) << s.ToString();
 
   VersionEdit partial;
   partial.AddFile(0, Meta(10, "a", "b"));
   write_manifest({partial});  // no log number, next file or sequence anywhere
   EXPECT_TRUE(NewSet()->Recover().IsCorruption());
+}
+
+// Records that pass their checksum but do not decode as a VersionEdit (cut short inside a
+// field, or holding a tag this version does not know) fail recovery, naming the MANIFEST and
+// the record's offset.
+TEST_F(VersionSetTest, UndecodableManifestRecordsAreCorruption) {
+  const std::string base = Encode(BaseEdit());
+  const std::string at_second = std::string(kManifest) + ": record at offset " +
+                                std::to_string(log::kHeaderSize + base.size());
+  VersionEdit add;
+  add.AddFile(1, Meta(10, "a", "b"));
+  const std::string full = Encode(add);
+  for (size_t cut : {size_t{1}, size_t{3}, full.size() / 2, full.size() - 1}) {
+    SCOPED_TRACE("edit cut to " + std::to_string(cut) + " bytes");
+    WriteManifest({base, full.substr(0, cut)});
+    ExpectCorruption({at_second, "VersionEdit"});
+  }
+  std::string unknown = full;
+  PutVarint32(&unknown, 99);
+  PutVarint64(&unknown, 7);
+  WriteManifest({base, unknown});
+  ExpectCorruption({at_second, "unknown tag 99"});
+  WriteManifest({base + unknown});
+  ExpectCorruption({std::string(kManifest) + ": record at offset 0", "unknown tag 99"});
+}
+
+// A MANIFEST cut inside its only record holds no state at all: not a torn tail to drop.
+TEST_F(VersionSetTest, ManifestWithoutACompleteRecordIsCorruption) {
+  VersionEdit base = BaseEdit();
+  base.AddFile(1, Meta(10, "a", "b"));
+  WriteManifest({Encode(base)});
+  const std::string good = fs_.FileContents(kManifest);
+  for (size_t cut : {size_t{0}, size_t{3}, size_t{log::kHeaderSize}, good.size() - 1}) {
+    SCOPED_TRACE("MANIFEST cut to " + std::to_string(cut) + " bytes");
+    fs_.SetFileContents(kManifest, good.substr(0, cut));
+    ExpectCorruption({kManifest, "no complete state"});
+  }
 }
 
 // ---- Merging and level iterators under the iterator contract ----

@@ -81,3 +81,8 @@ if [[ "$sanitize" == fuzz ]]; then
   exit 0
 fi
 ctest --test-dir "$dir" "${ctest_args[@]}"
+if [[ -z "$sanitize" ]]; then
+  # The reliability tests' figures (bits flipped, crash points, faults injected and surfaced).
+  echo "== reliability figures"
+  grep -h '^figure: ' "$dir/Testing/Temporary/LastTest.log" | sed 's/^figure: /  /' | sort || true
+fi

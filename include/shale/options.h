@@ -60,19 +60,20 @@ struct Options {
   // Bytes of whole-key Bloom filter per byte of write buffer in each memtable (0: none). The
   // filter lets point lookups of keys a memtable does not hold skip its skiplist. In [0, 0.25].
   double memtable_bloom_size_ratio = 1.0 / 64;
-  // A write group stops taking batches past this many bytes.
+  // A write group stops taking batches past this many bytes. > 0.
   size_t max_write_batch_group_size_bytes = 1 << 20;
 
   // ---- LSM shape ----
-  int num_levels = 7;  // >= 2
+  int num_levels = 7;  // in [2, 64]
+  // 1 <= compaction trigger <= slowdown trigger <= stop trigger.
   int level0_file_num_compaction_trigger = 4;
   int level0_slowdown_writes_trigger = 20;
   int level0_stop_writes_trigger = 36;
-  uint64_t target_file_size_base = 64ull << 20;
-  uint64_t max_bytes_for_level_base = 256ull << 20;
-  double max_bytes_for_level_multiplier = 10;
-  int max_background_jobs = 2;
-  int max_open_files = -1;  // -1: unbounded
+  uint64_t target_file_size_base = 64ull << 20;      // > 0
+  uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
+  double max_bytes_for_level_multiplier = 10;        // >= 1
+  int max_background_jobs = 2;                       // >= 1
+  int max_open_files = -1;                           // -1: unbounded; else >= 1
   // The MANIFEST is rewritten as a fresh snapshot once it grows past this size.
   uint64_t max_manifest_file_size = 64ull << 20;
   // No compactions are scheduled automatically (CompactRange still works).
@@ -80,9 +81,9 @@ struct Options {
 
   // ---- Table format ----
   CompressionType compression = CompressionType::kNoCompression;
-  size_t block_size = 4096;
-  int block_restart_interval = 16;
-  double bloom_bits_per_key = 10;  // 0: no filter
+  size_t block_size = 4096;         // in [1, 1 GiB]
+  int block_restart_interval = 16;  // >= 1
+  double bloom_bits_per_key = 10;   // in [0, 100]; 0: no filter
   bool use_direct_reads = false;
   // Open fails instead of falling back to synchronous reads when io_uring is unavailable.
   bool require_io_uring = false;

@@ -236,7 +236,12 @@ class VersionBuilder {
       if (level >= num_levels_) return Status::Corruption("MANIFEST: level beyond num_levels");
       auto f = std::make_shared<FileMetaData>(meta);
       f->being_compacted = false;  // a moved file arrives with its old flag
-      levels_[level][meta.number] = std::move(f);
+      // Added again without being deleted: two descriptions of one file, and no telling which
+      // is right. (Another level's copy is caught by SaveTo.)
+      if (!levels_[level].emplace(meta.number, std::move(f)).second) {
+        return Status::Corruption(
+            fmt::format("MANIFEST: file {} added to L{} twice", meta.number, level));
+      }
     }
     return Status::OK();
   }
@@ -481,7 +486,11 @@ Status VersionSet::Recover() {
                                                  icmp_->user_comparator()->Name()));
     }
     s = builder.Apply(edit);
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      return Status::Corruption(
+          fmt::format("{}: record at offset {}", manifest_name, reader.last_record_offset()),
+          s.ToString());
+    }
     if (edit.next_file_number()) have_next = true, next = *edit.next_file_number();
     if (edit.log_number()) have_log = true, log = std::max(log, *edit.log_number());
     if (edit.last_sequence()) have_seq = true, seq = std::max(seq, *edit.last_sequence());
