@@ -55,6 +55,7 @@ int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
 }
 
 size_t MemTable::ArenaBlockSizeFor(size_t write_buffer_size) {
+  if (write_buffer_size >= (128 << 20)) return Arena::kHugePageSize;
   return std::clamp<size_t>(write_buffer_size / 8, 4 << 10, 1 << 20) & ~size_t{15};
 }
 

@@ -267,6 +267,38 @@ TEST_F(MemTableTest, MergesResolveAgainstBaseOrNothing) {
   EXPECT_EQ(Get("m", 6), "w");
 }
 
+// Long merge chains of interleaved keys (each key's operands adjacent in the list but spread
+// over the arena, the walk the lookup prefetches for): every operand, in order, at every
+// snapshot probed, and the neighbouring keys' operands never leak in.
+TEST_F(MemTableTest, LongInterleavedMergeChains) {
+  constexpr int kKeys = 4, kOperands = 700;
+  std::vector<std::string> expected(kKeys);
+  Random rnd(5);
+  SequenceNumber seq = 0;
+  std::vector<std::vector<std::pair<SequenceNumber, std::string>>> history(kKeys);
+  for (int i = 0; i < kKeys * kOperands; i++) {
+    const int k = static_cast<int>(rnd.Uniform(kKeys));
+    const std::string op = std::to_string(i) + std::string(rnd.Uniform(300), 'p');
+    mem_->Add(++seq, kTypeMerge, "key" + std::to_string(k), op);
+    expected[k] += (expected[k].empty() ? "" : ",") + op;
+    history[k].emplace_back(seq, expected[k]);
+  }
+  for (int k = 0; k < kKeys; k++) {
+    EXPECT_EQ(Get("key" + std::to_string(k), seq), expected[k]) << k;
+    for (int probe = 0; probe < 20; probe++) {
+      const auto& [at, value] = history[k][rnd.Uniform(static_cast<uint32_t>(history[k].size()))];
+      EXPECT_EQ(Get("key" + std::to_string(k), at), value) << k << " at " << at;
+    }
+  }
+}
+
+TEST(MemTableArenaTest, LargeWriteBuffersUseHugePageBlocks) {
+  EXPECT_EQ(MemTable::ArenaBlockSizeFor(4 << 20), size_t{512} << 10);
+  EXPECT_EQ(MemTable::ArenaBlockSizeFor(64 << 20), size_t{1} << 20);
+  EXPECT_EQ(MemTable::ArenaBlockSizeFor(128 << 20), Arena::kHugePageSize);
+  EXPECT_EQ(MemTable::ArenaBlockSizeFor(size_t{1} << 30), Arena::kHugePageSize);
+}
+
 TEST_F(MemTableTest, IteratorOrderIsUserKeyThenNewestFirst) {
   Random rnd(7);
   std::vector<std::string> expected;

@@ -180,6 +180,34 @@ TEST(ArenaTest, AllocationsAreDistinctAndAligned) {
   EXPECT_LT(arena.MemoryUsage(), total + total / 2 + Arena::kBlockSize);
 }
 
+// An arena with huge-page blocks: blocks start on 2 MiB boundaries and are whole 2 MiB
+// multiples, allocations stay within them (ASan checks the writes), usage counts every block.
+TEST(ArenaTest, HugePageBlocksAreAlignedAndCounted) {
+  constexpr size_t kHuge = Arena::kHugePageSize;
+  Arena arena(kHuge);
+  char* first = arena.Allocate(100);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % kHuge, 0u);
+  EXPECT_GE(arena.MemoryUsage(), kHuge);
+  char* big = arena.AllocateAligned(3 * kHuge / 2);  // its own block, rounded to 4 MiB
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big) % kHuge, 0u);
+  std::memset(big, 1, 3 * kHuge / 2);
+  char* medium = arena.Allocate(600 << 10);  // its own block, not a huge one
+  std::memset(medium, 2, 600 << 10);
+  // Small allocations fill the first block and continue in a second one.
+  size_t small = 100;
+  for (int i = 0; i < 40000; i++) {
+    char* p = arena.Allocate(100);
+    std::memset(p, 3, 100);
+    small += 100;
+  }
+  EXPECT_GT(small, kHuge);
+  // Every byte asked for, the big block's rounding to 4 MiB, and at most two partly used blocks.
+  const size_t requested = small + 3 * kHuge / 2 + (600 << 10);
+  EXPECT_GE(arena.MemoryUsage(), requested + kHuge / 2);
+  EXPECT_LT(arena.MemoryUsage(), requested + kHuge / 2 + 2 * kHuge);
+  EXPECT_EQ(arena.MemoryUsage() % kHuge, 4 * sizeof(char*));  // four blocks, all huge
+}
+
 TEST(ConcurrentArenaTest, ConcurrentAllocationsDoNotOverlap) {
   ConcurrentArena arena;
   constexpr int kThreads = 4;

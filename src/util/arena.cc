@@ -1,6 +1,10 @@
 #include "src/util/arena.h"
 
+#include <sys/mman.h>
+
 #include <cassert>
+#include <cstdlib>
+#include <new>
 
 namespace shale {
 
@@ -34,11 +38,28 @@ char* Arena::AllocateFallback(size_t bytes) {
 }
 
 char* Arena::NewBlock(size_t bytes) {
-  // Round up so every block start stays 16-byte aligned.
-  bytes = (bytes + 15) & ~size_t{15};
-  blocks_.push_back(std::make_unique_for_overwrite<char[]>(bytes));
+  if (huge_pages_ && bytes >= kHugePageSize) {
+    bytes = RoundUpToHugePage(bytes);
+    char* p = static_cast<char*>(std::aligned_alloc(kHugePageSize, bytes));
+    if (p == nullptr) throw std::bad_alloc();
+    blocks_.emplace_back(p, BlockDeleter{true});
+    // Advice only: without transparent huge pages the block works the same, with small pages.
+    madvise(p, bytes, MADV_HUGEPAGE);
+  } else {
+    // Round up so every block start stays 16-byte aligned.
+    bytes = (bytes + 15) & ~size_t{15};
+    blocks_.emplace_back(new char[bytes], BlockDeleter{false});
+  }
   memory_usage_.fetch_add(bytes + sizeof(char*), std::memory_order_relaxed);
   return blocks_.back().get();
+}
+
+void Arena::BlockDeleter::operator()(char* p) const {
+  if (aligned) {
+    std::free(p);
+  } else {
+    delete[] p;
+  }
 }
 
 }  // namespace shale
