@@ -131,6 +131,57 @@ TEST_F(DBMergeTest, OperandsArePinnedNotCopiedAndOutliveFlushAndCompaction) {
   EXPECT_EQ(options_.block_cache->GetPinnedUsage(), 0u);
 }
 
+// A slot array reused across calls: whatever the outcome (found with fewer operands than
+// room, not found, Incomplete), every slot within the room is reset and the pins a previous
+// call left there are released.
+TEST_F(DBMergeTest, ReusedSlotsAreResetWhateverTheOutcome) {
+  Open();
+  const std::string big(2048, 'q');
+  for (int i = 0; i < 4; i++) ASSERT_TRUE(Merge("k", big + std::to_string(i)).ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(Merge("m", "a").ok());
+  ASSERT_TRUE(Merge("m", "b").ok());
+  for (int i = 0; i < 6; i++) ASSERT_TRUE(Merge("many", std::to_string(i)).ok());
+  std::vector<PinnableSlice> ops(8);
+  GetMergeOperandsOptions o;
+  o.expected_max_number_of_operands = 8;
+  auto fill_from_table = [&] {
+    int n = 0;
+    ASSERT_TRUE(db_->GetMergeOperands(ReadOptions(), "k", ops.data(), &o, &n).ok());
+    ASSERT_EQ(n, 4);
+    ASSERT_GT(options_.block_cache->GetPinnedUsage(), 0u);
+  };
+  auto all_empty_from = [&](int from) {
+    for (int i = from; i < 8; i++) {
+      EXPECT_FALSE(ops[i].IsPinned()) << i;
+      EXPECT_EQ(ops[i].size(), 0u) << i;
+    }
+  };
+  int n = 0;
+  fill_from_table();
+  EXPECT_TRUE(db_->GetMergeOperands(ReadOptions(), "absent", ops.data(), &o, &n).IsNotFound());
+  all_empty_from(0);
+  EXPECT_EQ(options_.block_cache->GetPinnedUsage(), 0u);
+
+  fill_from_table();
+  ASSERT_TRUE(db_->GetMergeOperands(ReadOptions(), "m", ops.data(), &o, &n).ok());
+  ASSERT_EQ(n, 2);
+  EXPECT_EQ(ops[0].ToString(), "a");
+  EXPECT_EQ(ops[1].ToString(), "b");
+  all_empty_from(2);
+  EXPECT_EQ(options_.block_cache->GetPinnedUsage(), 0u);
+
+  fill_from_table();
+  o.expected_max_number_of_operands = 5;
+  EXPECT_TRUE(db_->GetMergeOperands(ReadOptions(), "many", ops.data(), &o, &n).IsIncomplete());
+  EXPECT_EQ(n, 6);
+  for (int i = 0; i < 5; i++) {
+    EXPECT_FALSE(ops[i].IsPinned()) << i;
+    EXPECT_EQ(ops[i].size(), 0u) << i;
+  }
+  EXPECT_EQ(options_.block_cache->GetPinnedUsage(), 0u);
+}
+
 TEST_F(DBMergeTest, GetPinsMemtableAndCacheAndSurvivesFlushAndCompaction) {
   Open();
   const std::string value(1000, 'v');

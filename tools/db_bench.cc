@@ -707,11 +707,15 @@ class Benchmark {
         if (s.ok()) {
           st->found++;
           st->bytes += key.size();
-          for (int j = 0; j < n; j++) st->bytes += operands[static_cast<size_t>(j)].size();
+          // Count and release each operand, as RocksDB's db_bench does.
+          for (int j = 0; j < n; j++) {
+            PinnableSlice& operand = operands[static_cast<size_t>(j)];
+            st->bytes += operand.size();
+            operand.Reset();
+          }
         } else if (!s.IsNotFound()) {
           Die("get merge operands", s);
         }
-        for (int j = 0; j < n && s.ok(); j++) operands[static_cast<size_t>(j)].Reset();
         st->FinishedOps(1, t0, track);
         ReportProgress(st, thread);
       }

@@ -414,12 +414,19 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   if (opts->expected_max_number_of_operands < 0) {
     return Status::InvalidArgument("expected_max_number_of_operands must be >= 0");
   }
-  for (int i = 0; i < opts->expected_max_number_of_operands; i++) operands[i].Reset();
+  // Every slot is reset before the call returns; a slot that receives an operand is reset as
+  // it does (one pass over the caller's array, not two).
+  const size_t capacity = static_cast<size_t>(opts->expected_max_number_of_operands);
+  auto reset_all = [&] {
+    for (size_t i = 0; i < capacity; i++) operands[i].Reset();
+  };
   Status s = CheckOpen();
-  if (!s.ok()) return s;
-  SequenceNumber seq;
-  s = ReadSequence(options, &seq);
-  if (!s.ok()) return s;
+  SequenceNumber seq = 0;
+  if (s.ok()) s = ReadSequence(options, &seq);
+  if (!s.ok()) {
+    reset_all();
+    return s;
+  }
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
 
   std::shared_ptr<SuperVersion> sv = GetSuperVersion();
@@ -427,7 +434,6 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   // Each operand goes straight into the caller's slices (from the back: they arrive newest
   // first), pinned on one bundle whose count is set once the number is known; until then no
   // release can reach zero.
-  const size_t capacity = static_cast<size_t>(opts->expected_max_number_of_operands);
   auto bundle = std::make_unique<OperandBundle>(std::numeric_limits<size_t>::max() / 2);
   GetContext ctx(stats_, key, &opts->continue_cb,
                  GetContext::OperandSlots{operands, capacity, &ReleaseOperandBundle, bundle.get()});
@@ -451,8 +457,9 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
     s = Status::Incomplete(fmt::format("{} merge operands, room for {}", n, capacity));
   }
   if (!s.ok()) {
-    // Unpin what was filled; the bundle (and the pins the lookup took) go with this scope.
-    for (size_t i = capacity - filled; i < capacity; i++) operands[i].Reset();
+    // Unpin what was filled, and the rest; the bundle (and the pins the lookup took) go with
+    // this scope.
+    reset_all();
     return s;
   }
   ctx.TakePins(&bundle->pins, &bundle->copies);
@@ -461,6 +468,8 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
   if (filled == 0) std::unique_ptr<OperandBundle> unused(shared);
   // Oldest first from slot 0.
   if (filled < capacity) {
+    // The slots no operand reached still hold what the caller left in them.
+    for (size_t i = 0; i < capacity - filled; i++) operands[i].Reset();
     // Only the pins move: each slot keeps its own buffer.
     for (size_t i = 0; i < filled; i++) {
       PinnableSlice& from = operands[capacity - filled + i];

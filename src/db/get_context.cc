@@ -43,6 +43,7 @@ void GetContext::AddOperand(const Slice& operand, const Pinner& pinner) {
     data = operand_copies_.back().data();
   }
   if (slot != nullptr) {
+    slot->Reset();  // what the caller left in it
     slot->PinSlice(Slice(data, size), slots_.release, slots_.bundle, nullptr);
   } else {
     operands_.emplace_back(data, size);
