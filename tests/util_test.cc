@@ -78,6 +78,18 @@ TEST(CodingTest, TruncatedAndOverlongVarintsAreRejected) {
   std::string overlong(11, '\x80');
   uint64_t v;
   EXPECT_EQ(GetVarint64Ptr(overlong.data(), overlong.data() + overlong.size(), &v), nullptr);
+  // Every length of every 32-bit encoding (the inline one- and two-byte paths included):
+  // whole, it decodes; cut short, it is rejected.
+  for (uint32_t value : {0u, 1u, 127u, 128u, 300u, 16383u, 16384u, 2097151u, UINT32_MAX}) {
+    std::string e;
+    PutVarint32(&e, value);
+    uint32_t got = 0;
+    EXPECT_EQ(GetVarint32Ptr(e.data(), e.data() + e.size(), &got), e.data() + e.size()) << value;
+    EXPECT_EQ(got, value);
+    for (size_t n = 0; n < e.size(); n++) {
+      EXPECT_EQ(GetVarint32Ptr(e.data(), e.data() + n, &got), nullptr) << value << " " << n;
+    }
+  }
   // A 32-bit varint may not carry more than 32 bits.
   std::string big;
   PutVarint64(&big, uint64_t{1} << 40);

@@ -10,6 +10,7 @@
 // thread and must be safe to do so.
 #pragma once
 
+#include <cassert>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,7 +39,16 @@ class Cleanable {
     }
   }
   // Moves every cleanup of *this to *other (which runs them later); *this is left empty.
-  void DelegateCleanupsTo(Cleanable* other);
+  void DelegateCleanupsTo(Cleanable* other) {
+    if (first_.function == nullptr) return;
+    if (more_ == nullptr && other->first_.function == nullptr) {
+      // The common case, one pin handed to an empty holder.
+      other->first_ = first_;
+      first_ = Cleanup{};
+      return;
+    }
+    DelegateAll(other);
+  }
   bool HasCleanups() const { return first_.function != nullptr; }
   // Runs the cleanups now.
   void Reset() { DoCleanup(); }
@@ -62,6 +72,7 @@ class Cleanable {
     DoCleanupAll();
   }
   void RegisterMore(CleanupFunction function, void* arg1, void* arg2);
+  void DelegateAll(Cleanable* other);
   void DoCleanupAll();
 
   Cleanup first_;  // inline: the common case is a single pin
@@ -87,7 +98,12 @@ class PinnableSlice : public Slice, public Cleanable {
     RegisterCleanup(cleanup, arg1, arg2);
   }
   // Points at s, taking over every cleanup of *cleanable. REQUIRES: not pinned.
-  void PinSlice(const Slice& s, Cleanable* cleanable);
+  void PinSlice(const Slice& s, Cleanable* cleanable) {
+    assert(!pinned_);
+    pinned_ = true;
+    static_cast<Slice&>(*this) = s;
+    cleanable->DelegateCleanupsTo(this);
+  }
   // Copies s into the self buffer and points at it.
   void PinSelf(const Slice& s);
   // Points at the self buffer after the caller filled GetSelf().

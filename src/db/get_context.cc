@@ -22,7 +22,13 @@ GetContext::GetContext(Statistics* stats, const Slice& user_key,
       continue_cb_(continue_cb != nullptr && *continue_cb ? continue_cb : nullptr),
       slots_(slots) {}
 
-void GetContext::AddOperand(const Slice& operand, const Pinner& pinner) {
+GetContext::~GetContext() {
+  if (merges_seen_ > 0) PerfCount(&PerfContext::internal_merge_count, merges_seen_);
+}
+
+// Inlined into SaveValue: it runs once per operand, thousands of times per lookup.
+[[gnu::always_inline]] inline void GetContext::AddOperand(const Slice& operand,
+                                                          const Pinner& pinner) {
   PinnableSlice* slot = nullptr;
   if (collect_) {
     // Past the caller's slots an operand is only counted.
@@ -68,7 +74,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
         state_ = operand_count_ == 0 ? State::kDeleted : State::kFound;
         return false;
       case kTypeMerge:
-        PerfCount(&PerfContext::internal_merge_count);
+        merges_seen_++;
         AddOperand(value, pinner);
         state_ = State::kMerge;
         if (continue_cb_ != nullptr && !(*continue_cb_)(value)) {
@@ -110,7 +116,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
         merge_status_ = Status::InvalidArgument("merge operand found but no merge_operator set");
         return false;
       }
-      PerfCount(&PerfContext::internal_merge_count);
+      merges_seen_++;
       state_ = State::kMerge;
       AddOperand(value, pinner);
       return true;

@@ -55,6 +55,7 @@ class GetContext {
   // Operand mode. continue_cb (may be empty) sees each operand, newest first.
   GetContext(Statistics* stats, const Slice& user_key,
              const std::function<bool(Slice)>* continue_cb, const OperandSlots& slots);
+  ~GetContext();
   GetContext(const GetContext&) = delete;
   GetContext& operator=(const GetContext&) = delete;
 
@@ -97,6 +98,7 @@ class GetContext {
   // Operand mode: the caller's slots and the operands met so far.
   const OperandSlots slots_;
   size_t operand_count_ = 0;
+  uint64_t merges_seen_ = 0;  // added to PerfContext::internal_merge_count once, at the end
   Cleanable operand_pins_;
   std::deque<std::string> operand_copies_;
 };

@@ -49,10 +49,16 @@ int VarintLength(uint64_t value);
 // The multi-byte case of GetVarint32Ptr.
 const char* GetVarint32PtrSlow(const char* p, const char* limit, uint32_t* value);
 inline const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value) {
-  // Inline fast path: one byte (lengths below 128, the common case in keys and entries).
+  // Inline fast paths: one byte (lengths below 128, the common case in keys and entries) and
+  // two (below 16 KiB: most values).
   if (p < limit && (static_cast<unsigned char>(*p) & 0x80) == 0) {
     *value = static_cast<unsigned char>(*p);
     return p + 1;
+  }
+  if (p + 1 < limit && (static_cast<unsigned char>(p[1]) & 0x80) == 0) {
+    *value = (static_cast<uint32_t>(static_cast<unsigned char>(p[0])) & 0x7f) |
+             (static_cast<uint32_t>(static_cast<unsigned char>(p[1])) << 7);
+    return p + 2;
   }
   return GetVarint32PtrSlow(p, limit, value);
 }

@@ -23,9 +23,8 @@ void Cleanable::RegisterMore(CleanupFunction function, void* arg1, void* arg2) {
   more_->push_back(Cleanup{function, arg1, arg2});
 }
 
-void Cleanable::DelegateCleanupsTo(Cleanable* other) {
+void Cleanable::DelegateAll(Cleanable* other) {
   assert(other != this);
-  if (first_.function == nullptr) return;
   other->RegisterCleanup(first_.function, first_.arg1, first_.arg2);
   if (more_ != nullptr) {
     for (const Cleanup& c : *more_) other->RegisterCleanup(c.function, c.arg1, c.arg2);
@@ -73,13 +72,6 @@ PinnableSlice& PinnableSlice::operator=(PinnableSlice&& other) noexcept {
   static_cast<Slice&>(other) = Slice();
   other.buf_ = &other.self_space_;
   return *this;
-}
-
-void PinnableSlice::PinSlice(const Slice& s, Cleanable* cleanable) {
-  assert(!pinned_);
-  pinned_ = true;
-  static_cast<Slice&>(*this) = s;
-  cleanable->DelegateCleanupsTo(this);
 }
 
 void PinnableSlice::PinSelf(const Slice& s) {
