@@ -4,7 +4,7 @@
 
 #include <charconv>
 #include <chrono>
-#include <deque>
+#include <forward_list>
 #include <limits>
 #include <optional>
 
@@ -391,7 +391,7 @@ struct OperandBundle {
   explicit OperandBundle(size_t n) : refs(n) {}
   std::atomic<size_t> refs;
   Cleanable pins;
-  std::deque<std::string> copies;
+  std::forward_list<std::string> copies;
 };
 
 void ReleaseOperandBundle(void* bundle, void*) {

@@ -45,8 +45,8 @@ GetContext::~GetContext() {
       last_pinned_source_ = pinner.source;
     }
   } else {
-    operand_copies_.emplace_back(data, size);
-    data = operand_copies_.back().data();
+    operand_copies_.emplace_front(data, size);
+    data = operand_copies_.front().data();
   }
   if (slot != nullptr) {
     slot->Reset();  // what the caller left in it
@@ -56,7 +56,7 @@ GetContext::~GetContext() {
   }
 }
 
-void GetContext::TakePins(Cleanable* pins, std::deque<std::string>* copies) {
+void GetContext::TakePins(Cleanable* pins, std::forward_list<std::string>* copies) {
   operand_pins_.DelegateCleanupsTo(pins);
   *copies = std::move(operand_copies_);
   operand_copies_.clear();

@@ -12,7 +12,7 @@
 // Thread safety: one lookup, one thread.
 #pragma once
 
-#include <deque>
+#include <forward_list>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,7 +69,7 @@ class GetContext {
   // Operand mode: how many operands the key has (some may not have fit the slots), and what
   // keeps the collected ones alive, which the caller takes over.
   size_t operand_count() const { return operand_count_; }
-  void TakePins(Cleanable* pins, std::deque<std::string>* copies);
+  void TakePins(Cleanable* pins, std::forward_list<std::string>* copies);
   // The answer is known: a value, a deletion, or a failure (no older entry can change it).
   bool resolved() const {
     return state_ == State::kFound || state_ == State::kDeleted || state_ == State::kCorrupt;
@@ -100,7 +100,9 @@ class GetContext {
   size_t operand_count_ = 0;
   uint64_t merges_seen_ = 0;  // added to PerfContext::internal_merge_count once, at the end
   Cleanable operand_pins_;
-  std::deque<std::string> operand_copies_;
+  // A list, not a deque: nothing is allocated until an operand must be copied (a deque allocates
+  // when constructed, and a GetContext is made for every Get), and copies never move.
+  std::forward_list<std::string> operand_copies_;
 };
 
 }  // namespace shale
