@@ -37,6 +37,16 @@ inline Slice DecodeLengthPrefixed(const char* p) {
   return Slice(q, len);
 }
 
+// The value of an entry, from its value_length (see the entry format in memtable.h).
+inline Slice DecodeValue(const char* p) {
+  uint32_t len;
+  const char* q = GetVarint32Ptr(p, p + kMaxVarint32Length, &len);
+  if (len <= MemTable::kMaxInlineValue) return Slice(q, len);
+  const char* out_of_line;
+  std::memcpy(&out_of_line, q, sizeof(out_of_line));
+  return Slice(out_of_line, len);
+}
+
 }  // namespace
 
 int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
@@ -64,6 +74,7 @@ MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_s
     : comparator_(comparator),
       bytewise_(comparator.user_comparator()->IsBytewise()),
       arena_(arena_block_size),
+      value_arena_(arena_block_size),
       table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_) {
   if (bloom_bytes > 0) {
     const size_t size = MemTableBloom::RoundedSize(bloom_bytes);
@@ -76,8 +87,16 @@ MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_s
 
 void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value) {
   const uint32_t internal_key_size = static_cast<uint32_t>(key.size() + 8);
+  const bool inline_value = value.size() <= kMaxInlineValue;
+  const char* out_of_line = nullptr;
+  if (!inline_value) {
+    char* bytes = value_arena_.Allocate(value.size());
+    std::memcpy(bytes, value.data(), value.size());
+    out_of_line = bytes;  // published with the entry by Insert
+  }
+  const size_t value_ref_size = inline_value ? value.size() : sizeof(out_of_line);
   const size_t encoded_len = VarintLength(internal_key_size) + internal_key_size +
-                             VarintLength(value.size()) + value.size();
+                             VarintLength(value.size()) + value_ref_size;
   if (bloom_ != nullptr) bloom_->Add(Hash64(key));  // before the entry can be seen
   char* buf = table_.AllocateKey(encoded_len);
   char* p = EncodeVarint32(buf, internal_key_size);
@@ -86,8 +105,12 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const S
   EncodeFixed64(p, PackSequenceAndType(seq, type));
   p += 8;
   p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
-  if (!value.empty()) std::memcpy(p, value.data(), value.size());
-  assert(p + value.size() == buf + encoded_len);
+  if (inline_value) {
+    if (!value.empty()) std::memcpy(p, value.data(), value.size());
+  } else {
+    std::memcpy(p, &out_of_line, sizeof(out_of_line));
+  }
+  assert(p + value_ref_size == buf + encoded_len);
   table_.Insert(buf);
   num_entries_.fetch_add(1, std::memory_order_relaxed);
   if (type == kTypeDeletion) num_deletes_.fetch_add(1, std::memory_order_relaxed);
@@ -135,7 +158,7 @@ bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
     bool ok = ParseInternalKey(internal_key, &parsed);
     assert(ok);  // written by Add
     (void)ok;
-    Slice value = DecodeLengthPrefixed(key_ptr + key_len);
+    Slice value = DecodeValue(key_ptr + key_len);
     seen = true;
     if (!ctx->SaveValue(parsed, value, pinner)) break;
   }
@@ -158,7 +181,7 @@ class MemTableIterator : public InternalIterator {
   Slice key() const override { return DecodeLengthPrefixed(iter_.key()); }
   Slice value() const override {
     Slice k = key();
-    return DecodeLengthPrefixed(k.data() + k.size());
+    return DecodeValue(k.data() + k.size());
   }
   Status status() const override { return Status::OK(); }
 

@@ -1,8 +1,13 @@
 // MemTable: the in-memory, sorted write buffer in front of the SST files.
 //
 // Entries live in a ConcurrentArena and are indexed by a lock-free SkipList. Entry format:
-//   entry := internal_key_length:varint32 user_key tag:fixed64 value_length:varint32 value
-// (tag = sequence << 8 | type; see src/db/dbformat.h).
+//   entry := internal_key_length:varint32 user_key tag:fixed64 value_length:varint32 value_ref
+//   value_ref := value bytes                     if value_length <= kMaxInlineValue
+//              | address of the value:fixed64     otherwise (the bytes are in a second arena)
+// (tag = sequence << 8 | type; see src/db/dbformat.h). Keeping long values out of line keeps
+// the nodes small and close together: a seek, or a walk down one key's versions (merge
+// operands, GetMergeOperands), touches a few dense cache lines per node instead of one node
+// per value-sized stride, whatever the value sizes.
 //
 // Ownership: intrusively ref-counted. Whoever holds a reference (the DB's current state, a
 // reader, a PinnableSlice pin) keeps every entry's bytes alive; the last Unref frees it.
@@ -30,6 +35,9 @@ class MemTable {
   // arena_block_size: the unit in which memory is reserved (see ArenaBlockSizeFor).
   // bloom_bytes > 0: a whole-key Bloom filter of about that size answers lookups of absent keys
   // without searching the skiplist (its memory counts as memtable memory).
+  // Longer values are stored out of line (see the entry format above).
+  static constexpr size_t kMaxInlineValue = 256;
+
   explicit MemTable(const InternalKeyComparator& comparator,
                     size_t arena_block_size = Arena::kBlockSize, size_t bloom_bytes = 0);
   // An arena block size suited to a memtable flushed at write_buffer_size bytes: an eighth of
@@ -58,7 +66,9 @@ class MemTable {
   // An iterator over internal keys. The memtable must outlive it (hold a Ref).
   std::unique_ptr<InternalIterator> NewIterator();
 
-  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  size_t ApproximateMemoryUsage() const {
+    return arena_.MemoryUsage() + value_arena_.MemoryUsage();
+  }
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
   uint64_t num_deletes() const { return num_deletes_.load(std::memory_order_relaxed); }
 
@@ -79,7 +89,8 @@ class MemTable {
   std::atomic<int> refs_{0};
   const InternalKeyComparator comparator_;
   const bool bytewise_;  // the user comparator is bytewise: Get compares keys inline
-  ConcurrentArena arena_;
+  ConcurrentArena arena_;        // skiplist nodes with their entries
+  ConcurrentArena value_arena_;  // values longer than kMaxInlineValue
   Table table_;
   std::unique_ptr<MemTableBloom> bloom_;  // null: no filter
   std::atomic<uint64_t> num_entries_{0};

@@ -56,6 +56,14 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
     // A small key space so that overwrites, deletes and merges hit existing keys.
     return "key" + std::to_string(rnd->Uniform(rnd->OneIn(10) ? 1000 : 60));
   }
+  // A value or operand that starts with name (unique per operation) and one time in eight is
+  // padded to 200..700 bytes so that values and operands are stored
+  // both inside memtable entries and out of line (MemTable::kMaxInlineValue is 256).
+  static std::string RandomValue(Random* rnd, const std::string& name) {
+    std::string v = name;
+    if (rnd->OneIn(8)) v.resize(200 + rnd->Uniform(501), static_cast<char>('a' + rnd->Uniform(26)));
+    return v;
+  }
   static void ApplyMerge(Model* m, const std::string& k, const std::string& v) {
     auto it = m->find(k);
     if (it == m->end()) {
@@ -171,7 +179,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     const uint64_t kind = rnd.Uniform(100);
     const std::string key = RandomKey(&rnd);
     if (kind < 30) {
-      std::string value = "v" + std::to_string(op);
+      std::string value = RandomValue(&rnd, "v" + std::to_string(op));
       Status ps = db_->Put(wo, key, value);
       ASSERT_TRUE(ps.ok()) << ps.ToString();
       model[key] = value;
@@ -179,7 +187,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       ASSERT_TRUE(db_->Delete(wo, key).ok());
       model.erase(key);
     } else if (kind < 50) {
-      std::string operand = "m" + std::to_string(op);
+      std::string operand = RandomValue(&rnd, "m" + std::to_string(op));
       Status s = db_->Merge(wo, key, operand);
       if (set.merge_operator) {
         ASSERT_TRUE(s.ok()) << s.ToString();
