@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace shale::test {
 
@@ -178,12 +179,31 @@ Status FaultInjectionFileSystem::Append(uint64_t generation, const std::shared_p
 
 Status FaultInjectionFileSystem::Sync(uint64_t generation, const std::shared_ptr<FileState>& file,
                                       const std::string& path) {
+  uint64_t target;
+  std::chrono::microseconds latency;
+  {
+    MutexLock l(&mu_);
+    Status s = CheckGeneration(generation);
+    if (s.ok()) s = CountOp(FaultOp::kSync, path);
+    if (!s.ok()) return s;  // a failed sync makes nothing durable
+    target = file->data.size();
+    latency = sync_latency_;
+    if (latency.count() == 0) {
+      file->synced = target;
+      return Status::OK();
+    }
+  }
+  std::this_thread::sleep_for(latency);
   MutexLock l(&mu_);
-  Status s = CheckGeneration(generation);
-  if (s.ok()) s = CountOp(FaultOp::kSync, path);
-  if (!s.ok()) return s;  // a failed sync makes nothing durable
-  file->synced = file->data.size();
+  Status s = CheckGeneration(generation);  // a crash while syncing: nothing more is durable
+  if (!s.ok()) return s;
+  file->synced = std::max(file->synced, std::min<uint64_t>(target, file->data.size()));
   return Status::OK();
+}
+
+void FaultInjectionFileSystem::SetSyncLatency(std::chrono::microseconds latency) {
+  MutexLock l(&mu_);
+  sync_latency_ = latency;
 }
 
 Status FaultInjectionFileSystem::Read(uint64_t generation, const std::shared_ptr<FileState>& file,

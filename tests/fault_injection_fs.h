@@ -26,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -104,6 +105,9 @@ class FaultInjectionFileSystem final : public FileSystem {
   void SetShortReadRate(uint32_t one_in);
   void SetReadBitFlipRate(uint32_t one_in);
   void SetWriteBitFlipRate(uint32_t one_in);
+  // Every WritableFile::Sync takes this long (a slow device); what it makes durable is what
+  // had been written when it started.
+  void SetSyncLatency(std::chrono::microseconds latency);
   // NewAsyncReader fails with why (OK: works again), as when io_uring cannot be set up.
   void SetAsyncReaderUnavailable(const Status& why);
   // Turns every fault above off (the counters stay).
@@ -167,6 +171,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   uint32_t write_flip_one_in_ GUARDED_BY(mu_) = 0;
   std::array<uint64_t, static_cast<int>(FaultKind::kNumKinds)> injected_ GUARDED_BY(mu_){};
   Status async_unavailable_ GUARDED_BY(mu_);
+  std::chrono::microseconds sync_latency_ GUARDED_BY(mu_){0};
 };
 
 }  // namespace shale::test

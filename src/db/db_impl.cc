@@ -153,11 +153,13 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
     BuildGroupRecord(group, first_seq, &record);
     s = log_->AddRecord(record);
     if (s.ok() && group.need_sync) {
-      const uint64_t sync_start = stats_ != nullptr ? NowMicros() : 0;
+      const uint64_t sync_start = NowMicros();
       s = log_->Sync();
+      const uint64_t sync_us = NowMicros() - sync_start;
+      write_thread_.RecordSyncLatency(sync_us);
       if (stats_ != nullptr) {
         stats_->recordTick(WAL_FILE_SYNCED);
-        stats_->recordInHistogram(WAL_FILE_SYNC_MICROS, NowMicros() - sync_start);
+        stats_->recordInHistogram(WAL_FILE_SYNC_MICROS, sync_us);
       }
     }
     if (!s.ok()) {

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 
 namespace shale {
 
 bool WriteThread::JoinBatchGroup(Writer* w) {
   MutexLock l(&mu_);
   queue_.push_back(w);
+  if (gatherer_ != nullptr && queue_.size() >= gather_want_) gatherer_->cv.Signal();
   while (!w->done && queue_.front() != w) w->cv.Wait();
   return !w->done;
 }
@@ -15,6 +17,9 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
 void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
   MutexLock l(&mu_);
   assert(!queue_.empty() && queue_.front() == leader);
+  if (leader->sync && !leader->exclusive && last_sync_group_size_ > queue_.size()) {
+    GatherLocked(leader, last_sync_group_size_);
+  }
   group->members.clear();
   group->members.push_back(leader);
   group->need_sync = leader->sync;
@@ -35,6 +40,26 @@ void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
     group->total_bytes += bytes;
     group->total_count += w->batch->Count();
   }
+  if (group->need_sync) last_sync_group_size_ = group->members.size();
+}
+
+void WriteThread::GatherLocked(Writer* leader, size_t want) {
+  const auto bound = std::chrono::microseconds(std::min<uint64_t>(sync_latency_us_ / 2, 2000));
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  gatherer_ = leader;
+  gather_want_ = want;
+  while (queue_.size() < want) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    leader->cv.WaitFor(std::chrono::duration_cast<std::chrono::microseconds>(deadline - now));
+  }
+  gatherer_ = nullptr;
+}
+
+void WriteThread::RecordSyncLatency(uint64_t micros) {
+  MutexLock l(&mu_);
+  sync_latency_us_ =
+      sync_latency_us_ == 0 ? micros : sync_latency_us_ - sync_latency_us_ / 8 + micros / 8;
 }
 
 void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {

@@ -4,6 +4,13 @@
 // status. Writers that arrive meanwhile queue up and form the next group, whose leader starts
 // as soon as the current group exits.
 //
+// Gathering before a sync: an fsync costs far more than the writes it covers, so a leader that
+// must sync first waits, briefly, for as many writers as the last synced group held (the
+// writers it woke are on their way back with their next writes). The wait ends when they are
+// all queued or after half the recent fsync latency, whichever comes first; a lone sync writer
+// (last group of one) never waits. With N threads writing synchronously this makes one fsync
+// per N writes instead of alternating large and small groups.
+//
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
 // mu_. A Writer lives on its thread's stack and is only touched by others while queued.
 #pragma once
@@ -55,8 +62,11 @@ class WriteThread {
   // Queues w and blocks until w leads a group (true) or a leader finished w (false; w->status).
   bool JoinBatchGroup(Writer* w) EXCLUDES(mu_);
   // REQUIRES: leader returned true from JoinBatchGroup. Takes leader and the writers queued
-  // behind it that fit (same disableWAL, under the byte cap, not exclusive) into *group.
+  // behind it that fit (same disableWAL, under the byte cap, not exclusive) into *group; a
+  // sync leader first gathers writers as the class comment says.
   void BuildBatchGroup(Writer* leader, Group* group) EXCLUDES(mu_);
+  // The leader reports how long its group's fsync took (bounds the next gathering wait).
+  void RecordSyncLatency(uint64_t micros) EXCLUDES(mu_);
   // Finishes every member with status s, dequeues them, and wakes the next leader.
   void ExitAsBatchGroupLeader(const Group& group, const Status& s) EXCLUDES(mu_);
 
@@ -64,9 +74,19 @@ class WriteThread {
   Mutex* mutex() { return &mu_; }
 
  private:
+  // Waits (as leader) until `want` writers are queued or the gathering bound has passed.
+  void GatherLocked(Writer* leader, size_t want) REQUIRES(mu_);
+
   const size_t max_group_bytes_;
   Mutex mu_;
   std::deque<Writer*> queue_ GUARDED_BY(mu_);
+  // Writers in the last group that synced: how many to gather for the next one.
+  size_t last_sync_group_size_ GUARDED_BY(mu_) = 1;
+  // A leader gathering writers, woken when the queue reaches gather_want_; else null.
+  Writer* gatherer_ GUARDED_BY(mu_) = nullptr;
+  size_t gather_want_ GUARDED_BY(mu_) = 0;
+  // Moving average of fsync latency, in microseconds (an eighth of each new sample).
+  uint64_t sync_latency_us_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace shale
