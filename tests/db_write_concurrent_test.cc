@@ -14,7 +14,7 @@ namespace shale::test {
 namespace {
 
 class DBWriteConcurrentTest : public DBTestBase {
- protected:
+ public:
   static std::string Key(int thread, int i) {
     return "t" + std::to_string(thread) + "_" + std::to_string(i);
   }
@@ -22,6 +22,25 @@ class DBWriteConcurrentTest : public DBTestBase {
     return "value-" + std::to_string(thread * 1000003 + i);
   }
 };
+
+// `threads` threads each make `writes` synchronous Puts of Key(t, i) = Value(t, i) into db;
+// returns how many failed.
+int RunSyncWriters(DB* db, int threads, int writes) {
+  std::vector<std::thread> workers;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < threads; t++) {
+    workers.emplace_back([&, t] {
+      WriteOptions wo;
+      wo.sync = true;
+      for (int i = 0; i < writes; i++) {
+        const std::string key = DBWriteConcurrentTest::Key(t, i);
+        if (!db->Put(wo, key, DBWriteConcurrentTest::Value(t, i)).ok()) failures++;
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  return failures.load();
+}
 
 TEST_F(DBWriteConcurrentTest, SixteenThreadsFiveThousandWritesEach) {
   constexpr int kThreads = 16;
@@ -75,19 +94,7 @@ TEST_F(DBWriteConcurrentTest, SyncWritesShareFsyncs) {
   constexpr int kWrites = 100;
   options_.statistics = CreateDBStatistics();
   Open();
-  std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
-  for (int t = 0; t < kThreads; t++) {
-    threads.emplace_back([&, t] {
-      WriteOptions wo;
-      wo.sync = true;
-      for (int i = 0; i < kWrites; i++) {
-        if (!db_->Put(wo, Key(t, i), Value(t, i)).ok()) failures++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  ASSERT_EQ(failures.load(), 0);
+  ASSERT_EQ(RunSyncWriters(db_.get(), kThreads, kWrites), 0);
   Statistics* st = options_.statistics.get();
   const uint64_t writes = kThreads * kWrites;
   const uint64_t syncs = st->getTickerCount(WAL_FILE_SYNCED);
@@ -204,19 +211,7 @@ TEST(DBSyncGroupTest, SyncLeaderGathersTheWritersOfTheLastGroup) {
   options.statistics = CreateDBStatistics();
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, "/db", &db).ok());
-  std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
-  for (int t = 0; t < kThreads; t++) {
-    threads.emplace_back([&, t] {
-      WriteOptions wo;
-      wo.sync = true;
-      for (int i = 0; i < kWrites; i++) {
-        if (!db->Put(wo, "t" + std::to_string(t) + "_" + std::to_string(i), "v").ok()) failures++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  ASSERT_EQ(failures.load(), 0);
+  ASSERT_EQ(RunSyncWriters(db.get(), kThreads, kWrites), 0);
   const uint64_t syncs = options.statistics->getTickerCount(WAL_FILE_SYNCED);
   RecordProperty("fsyncs", std::to_string(syncs));
   // kWrites rounds of kThreads writers, plus a few groups that missed the bound.
