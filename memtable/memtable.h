@@ -32,12 +32,12 @@ class GetContext;
 
 class MemTable {
  public:
+  // Values longer than this are stored out of line (see the entry format above).
+  static constexpr size_t kMaxInlineValue = 256;
+
   // arena_block_size: the unit in which memory is reserved (see ArenaBlockSizeFor).
   // bloom_bytes > 0: a whole-key Bloom filter of about that size answers lookups of absent keys
   // without searching the skiplist (its memory counts as memtable memory).
-  // Longer values are stored out of line (see the entry format above).
-  static constexpr size_t kMaxInlineValue = 256;
-
   explicit MemTable(const InternalKeyComparator& comparator,
                     size_t arena_block_size = Arena::kBlockSize, size_t bloom_bytes = 0);
   // An arena block size suited to a memtable flushed at write_buffer_size bytes: an eighth of

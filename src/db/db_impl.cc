@@ -121,7 +121,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
     stats_->recordInHistogram(BYTES_PER_WRITE, WriteBatchInternal::Contents(batch).size());
   }
 
-  WriteThread::Writer w(options, batch, write_thread_.mutex());
+  WriteThread::Writer w(options, batch);
   PerfTimer wait_timer(&PerfContext::write_thread_wait_nanos);
   const bool leader = write_thread_.JoinBatchGroup(&w);
   wait_timer.Stop();

@@ -211,7 +211,7 @@ class DBImpl::SnapshotImpl final : public Snapshot {
 
 template <typename Fn>
 Status DBImpl::WithWritesStopped(Fn&& fn) {
-  WriteThread::Writer w(WriteOptions(), nullptr, write_thread_.mutex(), /*exclusive=*/true);
+  WriteThread::Writer w(WriteOptions(), nullptr, /*exclusive=*/true);
   bool leader = write_thread_.JoinBatchGroup(&w);
   assert(leader);  // an exclusive writer is never taken into another group
   (void)leader;

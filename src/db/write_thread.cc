@@ -7,18 +7,22 @@
 namespace shale {
 
 bool WriteThread::JoinBatchGroup(Writer* w) {
-  MutexLock l(&mu_);
-  queue_.push_back(w);
-  if (gatherer_ != nullptr && queue_.size() >= gather_want_) gatherer_->cv.Signal();
-  while (!w->done && queue_.front() != w) w->cv.Wait();
-  return !w->done;
+  {
+    MutexLock l(&mu_);
+    queue_.push_back(w);
+    if (queue_.size() == 1) return true;  // nobody ahead: lead at once
+    if (gather_want_ != 0 && queue_.size() >= gather_want_) gather_cv_.Signal();
+  }
+  MutexLock l(&w->state_mu);
+  while (w->state == Writer::State::kWaiting) w->state_cv.Wait();
+  return w->state == Writer::State::kLeader;
 }
 
 void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
   MutexLock l(&mu_);
   assert(!queue_.empty() && queue_.front() == leader);
   if (leader->sync && !leader->exclusive && last_sync_group_size_ > queue_.size()) {
-    GatherLocked(leader, last_sync_group_size_);
+    GatherLocked(last_sync_group_size_);
   }
   group->members.clear();
   group->members.push_back(leader);
@@ -43,17 +47,16 @@ void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
   if (group->need_sync) last_sync_group_size_ = group->members.size();
 }
 
-void WriteThread::GatherLocked(Writer* leader, size_t want) {
+void WriteThread::GatherLocked(size_t want) {
   const auto bound = std::chrono::microseconds(std::min<uint64_t>(sync_latency_us_ / 2, 2000));
   const auto deadline = std::chrono::steady_clock::now() + bound;
-  gatherer_ = leader;
   gather_want_ = want;
   while (queue_.size() < want) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) break;
-    leader->cv.WaitFor(std::chrono::duration_cast<std::chrono::microseconds>(deadline - now));
+    gather_cv_.WaitFor(std::chrono::duration_cast<std::chrono::microseconds>(deadline - now));
   }
-  gatherer_ = nullptr;
+  gather_want_ = 0;
 }
 
 void WriteThread::RecordSyncLatency(uint64_t micros) {
@@ -62,16 +65,31 @@ void WriteThread::RecordSyncLatency(uint64_t micros) {
       sync_latency_us_ == 0 ? micros : sync_latency_us_ - sync_latency_us_ / 8 + micros / 8;
 }
 
+void WriteThread::SetState(Writer* w, Writer::State state) {
+  MutexLock l(&w->state_mu);
+  w->state = state;
+  w->state_cv.Signal();
+}
+
 void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
-  MutexLock l(&mu_);
-  for (Writer* w : group.members) {
-    assert(!queue_.empty() && queue_.front() == w);
-    queue_.pop_front();
-    w->status = s;
-    w->done = true;
-    if (w != group.members.front()) w->cv.Signal();
+  Writer* next_leader = nullptr;
+  {
+    MutexLock l(&mu_);
+    for (Writer* w : group.members) {
+      assert(!queue_.empty() && queue_.front() == w);
+      (void)w;
+      queue_.pop_front();
+    }
+    if (!queue_.empty()) next_leader = queue_.front();
   }
-  if (!queue_.empty()) queue_.front()->cv.Signal();
+  // Dequeued members are touched by nobody but this thread until they are marked done.
+  for (size_t i = 1; i < group.members.size(); i++) {
+    Writer* w = group.members[i];
+    w->status = s;
+    SetState(w, Writer::State::kDone);
+  }
+  group.members.front()->status = s;
+  if (next_leader != nullptr) SetState(next_leader, Writer::State::kLeader);
 }
 
 }  // namespace shale

@@ -12,7 +12,8 @@
 // per N writes instead of alternating large and small groups.
 //
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
-// mu_. A Writer lives on its thread's stack and is only touched by others while queued.
+// mu_, each writer's state by its own state_mu. A Writer lives on its thread's stack and is only
+// touched by others while queued.
 #pragma once
 
 #include <cstddef>
@@ -29,21 +30,23 @@ namespace shale {
 class WriteThread {
  public:
   struct Writer {
-    Writer(const WriteOptions& options, WriteBatch* batch, Mutex* mu, bool exclusive = false)
-        : batch(batch),
-          sync(options.sync),
-          disable_wal(options.disableWAL),
-          exclusive(exclusive),
-          cv(mu) {}
+    Writer(const WriteOptions& options, WriteBatch* batch, bool exclusive = false)
+        : batch(batch), sync(options.sync), disable_wal(options.disableWAL), exclusive(exclusive) {}
     WriteBatch* const batch;  // null for an exclusive writer
     const bool sync;
     const bool disable_wal;
     // Leads a group of its own and joins no other: for work that must exclude all writes
     // (switching the WAL in Resume, Close).
     const bool exclusive;
-    Status status;      // set by the leader before done
-    bool done = false;  // guarded by the WriteThread mutex
-    CondVar cv;
+    Status status;  // set by the leader before it marks the writer done
+
+    // How a queued writer learns its fate. Each writer has its own lock, so waking a group
+    // does not make every member queue up again for the queue's lock; and the waker holds it
+    // while it signals, so the writer (on its thread's stack) cannot return and vanish first.
+    enum class State { kWaiting, kLeader, kDone };
+    Mutex state_mu;
+    CondVar state_cv{&state_mu};
+    State state GUARDED_BY(state_mu) = State::kWaiting;
   };
 
   // The members of a group, leader first, in queue order.
@@ -70,20 +73,18 @@ class WriteThread {
   // Finishes every member with status s, dequeues them, and wakes the next leader.
   void ExitAsBatchGroupLeader(const Group& group, const Status& s) EXCLUDES(mu_);
 
-  // The mutex the writers' condition variables bind to.
-  Mutex* mutex() { return &mu_; }
-
  private:
   // Waits (as leader) until `want` writers are queued or the gathering bound has passed.
-  void GatherLocked(Writer* leader, size_t want) REQUIRES(mu_);
+  void GatherLocked(size_t want) REQUIRES(mu_);
+  static void SetState(Writer* w, Writer::State state);
 
   const size_t max_group_bytes_;
   Mutex mu_;
   std::deque<Writer*> queue_ GUARDED_BY(mu_);
   // Writers in the last group that synced: how many to gather for the next one.
   size_t last_sync_group_size_ GUARDED_BY(mu_) = 1;
-  // A leader gathering writers, woken when the queue reaches gather_want_; else null.
-  Writer* gatherer_ GUARDED_BY(mu_) = nullptr;
+  // Signalled when the queue reaches gather_want_ (0: nobody is gathering).
+  CondVar gather_cv_{&mu_};
   size_t gather_want_ GUARDED_BY(mu_) = 0;
   // Moving average of fsync latency, in microseconds (an eighth of each new sample).
   uint64_t sync_latency_us_ GUARDED_BY(mu_) = 0;
