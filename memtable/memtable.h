@@ -3,7 +3,7 @@
 // Entries live in a ConcurrentArena and are indexed by a lock-free SkipList. Entry format:
 //   entry := internal_key_length:varint32 user_key tag:fixed64 value_length:varint32 value_ref
 //   value_ref := value bytes                     if value_length <= kMaxInlineValue
-//              | address of the value:fixed64     otherwise (the bytes are in a second arena)
+//              | the value's address (8 native bytes) otherwise (bytes in a second arena)
 // (tag = sequence << 8 | type; see src/db/dbformat.h). Keeping long values out of line keeps
 // the nodes small and close together: a seek, or a walk down one key's versions (merge
 // operands, GetMergeOperands), touches a few dense cache lines per node instead of one node
@@ -88,7 +88,7 @@ class MemTable {
 
   std::atomic<int> refs_{0};
   const InternalKeyComparator comparator_;
-  const bool bytewise_;  // the user comparator is bytewise: Get compares keys inline
+  const bool bytewise_;          // the user comparator is bytewise: Get compares keys inline
   ConcurrentArena arena_;        // skiplist nodes with their entries
   ConcurrentArena value_arena_;  // values longer than kMaxInlineValue
   Table table_;
