@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "shale/cache.h"
 #include "src/util/random.h"
@@ -248,6 +249,14 @@ void DBModelTest::Run(uint64_t seed, int ops) {
           std::string joined;
           for (int i = 0; i < n; i++) joined += (i > 0 ? "," : "") + ops[i].ToString();
           ASSERT_EQ(joined, expect) << "op " << op;
+          if (rnd.OneIn(4)) {
+            // Half of the slices released on another thread (the count's slow path), the
+            // rest when ops goes out of scope here.
+            std::thread other([&] {
+              for (int i = 0; i < n; i += 2) ops[i].Reset();
+            });
+            other.join();
+          }
         }
       }
     } else if (kind < 82) {

@@ -16,6 +16,7 @@
 #include "src/db/multi_get.h"
 #include "src/db/write_batch_internal.h"
 #include "src/monitoring/perf_context_imp.h"
+#include "src/util/biased_countdown.h"
 #include "src/util/clock.h"
 
 namespace shale {
@@ -388,19 +389,18 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
 namespace {
 
 // What keeps a GetMergeOperands result alive: the pins (memtables, cached blocks) and copies
-// of every operand, shared by the returned slices and released with the last of them.
+// of every operand, shared by the returned slices and released with the last of them. The
+// count is biased to the calling thread: resetting the slices there costs no atomic.
 struct OperandBundle {
   explicit OperandBundle(size_t n) : refs(n) {}
-  std::atomic<size_t> refs;
+  BiasedCountdown refs;
   Cleanable pins;
   std::forward_list<std::string> copies;
 };
 
 void ReleaseOperandBundle(void* bundle, void*) {
   auto* b = static_cast<OperandBundle*>(bundle);
-  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    std::unique_ptr<OperandBundle> last(b);
-  }
+  if (b->refs.Release()) std::unique_ptr<OperandBundle> last(b);
 }
 
 }  // namespace
@@ -465,7 +465,7 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
     return s;
   }
   ctx.TakePins(&bundle->pins, &bundle->copies);
-  bundle->refs.store(filled, std::memory_order_relaxed);  // not yet visible to other threads
+  bundle->refs.Rearm(filled);  // not yet visible to other threads
   OperandBundle* shared = bundle.release();
   if (filled == 0) std::unique_ptr<OperandBundle> unused(shared);
   // Oldest first from slot 0.
