@@ -88,11 +88,7 @@ void BM_BlockSeek(benchmark::State& state) {
     keys.push_back(k);
   }
   const Slice raw = builder.Finish();
-  BlockContents contents;
-  contents.owned = std::make_unique<char[]>(raw.size());
-  std::memcpy(contents.owned.get(), raw.data(), raw.size());
-  contents.data = Slice(contents.owned.get(), raw.size());
-  Block block(std::move(contents));
+  Block block(BlockContents::CopyOf(raw));
   BlockIter it;
   block.InitIterator(&icmp, &it);
   Random rnd(3);

@@ -31,7 +31,7 @@ class Block {
 
   size_t size() const { return size_; }
   // Memory held, for cache charging.
-  size_t usable_size() const { return contents_.owned_size + sizeof(Block); }
+  size_t usable_size() const { return contents_.owned.usable_size() + sizeof(Block); }
   // Positions iter on this block (unpositioned until a Seek*). A malformed block gives an
   // iterator that is invalid with Corruption.
   void InitIterator(const Comparator* cmp, BlockIter* iter) const;

@@ -76,6 +76,14 @@ CompressionType CompressBlock(const Slice& raw, CompressionType wanted, std::str
   return CompressionType::kZSTD;
 }
 
+BlockContents BlockContents::CopyOf(const Slice& bytes) {
+  BlockContents c;
+  c.owned = SlabBuffer(bytes.size());
+  if (!bytes.empty()) std::memcpy(c.owned.get(), bytes.data(), bytes.size());
+  c.data = Slice(c.owned.get(), bytes.size());
+  return c;
+}
+
 Status DecodeBlock(const Slice& raw, const std::string& file_name, uint64_t offset,
                    bool verify_checksum, BlockContents* contents) {
   auto corrupt = [&](const char* what) {
@@ -101,12 +109,11 @@ Status DecodeBlock(const Slice& raw, const std::string& file_name, uint64_t offs
       }
       const unsigned long long frame = ZSTD_getFrameContentSize(in.data(), in.size());
       if (frame != raw_size) return corrupt("decompressed size mismatch");
-      auto out = std::make_unique_for_overwrite<char[]>(raw_size == 0 ? 1 : raw_size);
+      SlabBuffer out(raw_size == 0 ? 1 : raw_size);
       const size_t got = ZSTD_decompress(out.get(), raw_size, in.data(), in.size());
       if (ZSTD_isError(got) != 0) return corrupt("zstd could not decompress");
       if (got != raw_size) return corrupt("decompressed size mismatch");
       contents->owned = std::move(out);
-      contents->owned_size = raw_size;
       contents->data = Slice(contents->owned.get(), raw_size);
       return Status::OK();
     }
@@ -150,7 +157,7 @@ Status BlockReadRequest::Prepare(const RandomAccessFile* file, uint64_t file_siz
     request_.scratch = aligned_.get();
     skip_ = static_cast<size_t>(handle.offset() - start);
   } else {
-    buffer_ = std::make_unique_for_overwrite<char[]>(n);
+    buffer_ = SlabBuffer(n);
     request_.offset = handle.offset();
     request_.len = n;
     request_.scratch = buffer_.get();
@@ -175,17 +182,16 @@ Status BlockReadRequest::Finish(const std::string& file_name, bool verify_checks
   }
   const Slice raw(got.data() + skip_, n);
   Status d = DecodeBlock(raw, file_name, handle_.offset(), verify_checksum, contents);
-  if (d.ok() && contents->owned == nullptr) {
+  if (d.ok() && !contents->owned) {
     // The block is used in place: give the contents memory of their own (the file may have
     // returned its own memory, and direct-IO buffers are freed differently).
-    if (buffer_ == nullptr || raw.data() != buffer_.get()) {
-      auto own = std::make_unique_for_overwrite<char[]>(n);
+    if (!buffer_ || raw.data() != buffer_.get()) {
+      SlabBuffer own(n);
       std::memcpy(own.get(), raw.data(), n);
       buffer_ = std::move(own);
     }
     contents->data = Slice(buffer_.get(), n - kBlockTrailerSize);
     contents->owned = std::move(buffer_);
-    contents->owned_size = n;
   }
   return d;
 }
@@ -240,13 +246,12 @@ Status ReadaheadBuffer::ReadBlock(const RandomAccessFile* file, uint64_t file_si
   }
   const Slice raw(window_.get() + (off - start_), n);
   Status s = DecodeBlock(raw, file_name, off, verify_checksum, contents);
-  if (s.ok() && contents->owned == nullptr) {
+  if (s.ok() && !contents->owned) {
     // The window is reused: the block gets bytes of its own.
-    auto own = std::make_unique_for_overwrite<char[]>(n);
+    SlabBuffer own(n);
     std::memcpy(own.get(), raw.data(), n);
     contents->data = Slice(own.get(), n - kBlockTrailerSize);
     contents->owned = std::move(own);
-    contents->owned_size = n;
   }
   return s;
 }

@@ -25,6 +25,7 @@
 #include "shale/options.h"
 #include "shale/slice.h"
 #include "shale/status.h"
+#include "src/util/slab_allocator.h"
 
 namespace shale {
 
@@ -65,8 +66,10 @@ struct Footer {
 // The bytes of one block after its trailer was checked and it was decompressed.
 struct BlockContents {
   Slice data;
-  std::unique_ptr<char[]> owned;  // backs data unless the block was read in place
-  size_t owned_size = 0;
+  SlabBuffer owned;  // backs data unless the block was read in place
+
+  // Contents owning a copy of bytes (tests, tools, fuzzers).
+  static BlockContents CopyOf(const Slice& bytes);
 };
 
 // Appends the trailer for contents stored with type.
@@ -95,7 +98,7 @@ class BlockReadRequest {
   BlockHandle handle_;
   ReadRequest request_;
   size_t skip_ = 0;  // bytes before the block in an aligned read
-  std::unique_ptr<char[]> buffer_;
+  SlabBuffer buffer_;
   std::unique_ptr<char, void (*)(void*)> aligned_{nullptr, &std::free};
 };
 

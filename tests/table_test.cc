@@ -87,12 +87,7 @@ std::unique_ptr<Block> BuildBlock(const Entries& entries, int restart_interval) 
   BlockBuilder b(restart_interval);
   for (const auto& [k, v] : entries) b.Add(k, v);
   Slice raw = b.Finish();
-  BlockContents c;
-  c.owned = std::make_unique<char[]>(raw.size());
-  std::memcpy(c.owned.get(), raw.data(), raw.size());
-  c.owned_size = raw.size();
-  c.data = Slice(c.owned.get(), raw.size());
-  return std::make_unique<Block>(std::move(c));
+  return std::make_unique<Block>(BlockContents::CopyOf(raw));
 }
 
 TEST(BlockTest, IteratorContractAcrossRestartIntervals) {
@@ -130,11 +125,7 @@ TEST(BlockTest, MalformedBlocksAreCorruptionNeverOutOfBounds) {
   const std::string good = b.Finish().ToString();
 
   auto check = [](const std::string& bytes, bool expect_corrupt) {
-    BlockContents c;
-    c.owned = std::make_unique<char[]>(bytes.size() + 1);
-    std::memcpy(c.owned.get(), bytes.data(), bytes.size());
-    c.data = Slice(c.owned.get(), bytes.size());
-    Block block(std::move(c));
+    Block block(BlockContents::CopyOf(bytes));
     auto it = block.NewIterator(BytewiseComparator());
     int n = 0;
     for (it->SeekToFirst(); it->Valid() && n < 1000; it->Next()) n++;
@@ -773,11 +764,7 @@ TEST_F(TableTest, KeysOutOfOrderAreCorruption) {
   BlockHandle first;
   ASSERT_NO_FATAL_FAILURE(BuildSmallBlocksFixture(&good, &first));
   // The first block's entries, re-encoded with its first two keys swapped: same size.
-  BlockContents contents;
-  contents.owned = std::make_unique<char[]>(first.size());
-  std::memcpy(contents.owned.get(), good.data() + first.offset(), first.size());
-  contents.data = Slice(contents.owned.get(), first.size());
-  Block block(std::move(contents));
+  Block block(BlockContents::CopyOf(Slice(good.data() + first.offset(), first.size())));
   Entries in_block;
   auto it = block.NewIterator(&icmp_);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {

@@ -31,12 +31,8 @@ void Exercise(shale::BlockIter* it, const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  shale::BlockContents contents;
-  contents.owned = std::make_unique<char[]>(size == 0 ? 1 : size);
-  if (size > 0) std::memcpy(contents.owned.get(), data, size);
-  contents.owned_size = size;
-  contents.data = shale::Slice(contents.owned.get(), size);
-  shale::Block block(std::move(contents));
+  shale::Block block(
+      shale::BlockContents::CopyOf(shale::Slice(reinterpret_cast<const char*>(data), size)));
 
   shale::BlockIter bytewise;
   block.InitIterator(shale::BytewiseComparator(), &bytewise);

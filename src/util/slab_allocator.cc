@@ -1,0 +1,172 @@
+#include "src/util/slab_allocator.h"
+
+#include <sys/mman.h>
+
+#include <cassert>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#if SHALE_SLAB_POISONING
+#include <sanitizer/asan_interface.h>
+#define SHALE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define SHALE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define SHALE_POISON(p, n) ((void)(p), (void)(n))
+#define SHALE_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+namespace shale {
+
+// The header at the start of every slab. Guarded by its size class's mutex.
+struct SlabAllocator::Slab {
+  Slab* prev = nullptr;  // partial list links (valid while in_partial)
+  Slab* next = nullptr;
+  char* free_list = nullptr;  // freed slots, linked through their first word
+  uint32_t slot_size = 0;
+  uint32_t capacity = 0;  // slots that fit after the header
+  uint32_t carved = 0;    // slots handed out at least once (the rest are untouched)
+  uint32_t used = 0;      // slots allocated now
+  bool in_partial = false;
+
+  char* slot(uint32_t i) {
+    return reinterpret_cast<char*>(this) + kGranule + size_t{i} * slot_size;
+  }
+};
+
+namespace {
+
+// 2 MiB of address space aligned to 2 MiB, as its own mapping so the advice covers exactly it.
+char* MapSlab() {
+  constexpr size_t kSize = SlabAllocator::kSlabSize;
+  void* raw = mmap(nullptr, 2 * kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = (start + kSize - 1) & ~(uintptr_t{kSize} - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t end = start + 2 * kSize;
+  if (end > aligned + kSize)
+    munmap(reinterpret_cast<void*>(aligned + kSize), end - aligned - kSize);
+  char* slab = reinterpret_cast<char*>(aligned);
+  // Advice only: without transparent huge pages the slab works the same, with small pages.
+  madvise(slab, kSize, MADV_HUGEPAGE);
+  return slab;
+}
+
+}  // namespace
+
+SlabAllocator& SlabAllocator::Default() {
+  // Never destroyed: blocks may be freed by static destructors of the application.
+  static SlabAllocator* const allocator = new SlabAllocator();
+  return *allocator;
+}
+
+SlabAllocator::~SlabAllocator() {
+  for (SizeClass& c : classes_) {
+    MutexLock lock(&c.mu);
+    while (c.partial != nullptr) {
+      Slab* slab = c.partial;
+      assert(slab->used == 0);
+      Unlink(&c, slab);
+      SHALE_UNPOISON(slab, kSlabSize);
+      munmap(slab, kSlabSize);
+    }
+  }
+}
+
+void SlabAllocator::Unlink(SizeClass* c, Slab* slab) {
+  if (slab->prev != nullptr) {
+    slab->prev->next = slab->next;
+  } else {
+    c->partial = slab->next;
+  }
+  if (slab->next != nullptr) slab->next->prev = slab->prev;
+  slab->prev = slab->next = nullptr;
+  slab->in_partial = false;
+}
+
+void SlabAllocator::PushPartial(SizeClass* c, Slab* slab) {
+  slab->prev = nullptr;
+  slab->next = c->partial;
+  if (c->partial != nullptr) c->partial->prev = slab;
+  c->partial = slab;
+  slab->in_partial = true;
+}
+
+char* SlabAllocator::Allocate(size_t n) {
+  static_assert(sizeof(Slab) <= kGranule, "the header must fit before the first slot");
+  n = n == 0 ? 1 : n;
+  if (n > kMaxSlot) return new char[n];
+  const size_t slot_size = UsableSize(n);
+  SizeClass* c = &classes_[slot_size / kGranule - 1];
+  char* p;
+  {
+    MutexLock lock(&c->mu);
+    Slab* slab = c->partial;
+    if (slab == nullptr) {
+      char* mem = MapSlab();
+      slab = new (mem) Slab();
+      slab->slot_size = static_cast<uint32_t>(slot_size);
+      slab->capacity = static_cast<uint32_t>((kSlabSize - kGranule) / slot_size);
+      SHALE_POISON(slab->slot(0), kSlabSize - kGranule);
+      PushPartial(c, slab);
+      c->slabs++;
+    }
+    if (slab->free_list != nullptr) {
+      p = slab->free_list;
+      SHALE_UNPOISON(p, sizeof(char*));
+      std::memcpy(&slab->free_list, p, sizeof(char*));
+    } else {
+      p = slab->slot(slab->carved++);
+    }
+    slab->used++;
+    if (slab->free_list == nullptr && slab->carved == slab->capacity) Unlink(c, slab);
+  }
+  SHALE_UNPOISON(p, n);
+  return p;
+}
+
+void SlabAllocator::Free(char* p, size_t n) {
+  if (p == nullptr) return;
+  n = n == 0 ? 1 : n;
+  if (n > kMaxSlot) {
+    delete[] p;
+    return;
+  }
+  Slab* slab =
+      reinterpret_cast<Slab*>(reinterpret_cast<uintptr_t>(p) & ~(uintptr_t{kSlabSize} - 1));
+  SizeClass* c = &classes_[UsableSize(n) / kGranule - 1];
+  bool unmap = false;
+  {
+    MutexLock lock(&c->mu);
+    assert(slab->slot_size == UsableSize(n));
+    SHALE_POISON(p, slab->slot_size);
+    SHALE_UNPOISON(p, sizeof(char*));
+    std::memcpy(p, &slab->free_list, sizeof(char*));
+    SHALE_POISON(p, sizeof(char*));
+    slab->free_list = p;
+    slab->used--;
+    if (!slab->in_partial) PushPartial(c, slab);
+    if (slab->used == 0 && c->slabs > 1) {
+      // Keep one slab per class for the next allocation; give the others back.
+      Unlink(c, slab);
+      c->slabs--;
+      unmap = true;
+    }
+  }
+  if (unmap) {
+    SHALE_UNPOISON(slab, kSlabSize);
+    munmap(slab, kSlabSize);
+  }
+}
+
+size_t SlabAllocator::SlabCount() const {
+  size_t total = 0;
+  for (const SizeClass& c : classes_) {
+    MutexLock lock(&c.mu);
+    total += c.slabs;
+  }
+  return total;
+}
+
+}  // namespace shale
