@@ -14,6 +14,10 @@
 namespace shale {
 namespace {
 
+size_t SlotsPerSlab(size_t n) {
+  return (SlabAllocator::kSlabSize - SlabAllocator::kGranule) / SlabAllocator::UsableSize(n);
+}
+
 TEST(SlabAllocatorTest, SlotsAreDistinctAlignedAndKeepTheirBytes) {
   SlabAllocator allocator;
   std::mt19937 rnd(7);
@@ -53,8 +57,7 @@ TEST(SlabAllocatorTest, UsableSizeIsTheSlot) {
 TEST(SlabAllocatorTest, EmptySlabsAreReturnedButOnePerClassIsKept) {
   SlabAllocator allocator;
   const size_t n = 4101;
-  const size_t per_slab =
-      (SlabAllocator::kSlabSize - SlabAllocator::kGranule) / SlabAllocator::UsableSize(n);
+  const size_t per_slab = SlotsPerSlab(n);
   std::vector<char*> blocks;
   for (size_t i = 0; i < per_slab * 3 + 1; i++) blocks.push_back(allocator.Allocate(n));
   EXPECT_EQ(allocator.SlabCount(), 4u);
@@ -76,27 +79,48 @@ TEST(SlabAllocatorTest, EmptySlabsAreReturnedButOnePerClassIsKept) {
   allocator.Free(large, SlabAllocator::kMaxSlot + 1);
 }
 
+// An empty slab whose class has no other room is kept: otherwise a cache evicting and
+// inserting one block of that class at a time would map and unmap a slab on every pair.
+TEST(SlabAllocatorTest, AnEmptySlabIsKeptWhileTheOthersAreFull) {
+  SlabAllocator allocator;
+  const size_t n = 4101;
+  const size_t per_slab = SlotsPerSlab(n);
+  std::vector<char*> blocks;
+  for (size_t i = 0; i < per_slab * 2 + 1; i++) blocks.push_back(allocator.Allocate(n));
+  EXPECT_EQ(allocator.SlabCount(), 3u);
+  for (int round = 0; round < 10; round++) {
+    allocator.Free(blocks.back(), n);  // the third slab is empty, the others are full
+    EXPECT_EQ(allocator.SlabCount(), 3u);
+    blocks.back() = allocator.Allocate(n);
+    EXPECT_EQ(allocator.SlabCount(), 3u);
+  }
+  for (char* p : blocks) allocator.Free(p, n);
+  EXPECT_EQ(allocator.SlabCount(), 1u);
+}
+
 // Under AddressSanitizer a read past the request, or of a freed slot, is reported although
 // the bytes belong to the slab.
 TEST(SlabAllocatorDeathTest, OverrunsAndUseAfterFreeAreReported) {
   if (!SlabAllocator::kPoisons) GTEST_SKIP() << "not an AddressSanitizer build";
+  auto expect_poisoned = [](const char* at) {
+    EXPECT_DEATH(
+        {
+          volatile char c = *at;
+          (void)c;
+        },
+        "use-after-poison");
+  };
   SlabAllocator allocator;
   char* p = allocator.Allocate(100);
   char* q = allocator.Allocate(100);
-  EXPECT_DEATH(
-      {
-        volatile char c = p[100];
-        (void)c;
-      },
-      "use-after-poison");
+  expect_poisoned(p + 100);
   allocator.Free(q, 100);
-  EXPECT_DEATH(
-      {
-        volatile char c = q[50];
-        (void)c;
-      },
-      "use-after-poison");
+  expect_poisoned(q + 50);
   allocator.Free(p, 100);
+  // A reused slot: only the request's bytes are addressable, even under the free-list link.
+  char* tiny = allocator.Allocate(2);
+  expect_poisoned(tiny + 4);
+  allocator.Free(tiny, 2);
 }
 
 // Threads allocate, fill, check and free blocks of a few classes at once; a slot handed to

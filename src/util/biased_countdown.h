@@ -23,6 +23,9 @@
 //   Everyone else (and O once revoked): one atomic decrement of the shared count.
 // Whoever brings the shared count to zero (or O at n while biased) gets true, exactly once.
 // The revocation costs one barrier (a few microseconds) per countdown, not per release.
+// That R sees in_release_ == 1 for an owner release begun before the barrier rests on the
+// kernel's barrier, which neither the C++ memory model nor ThreadSanitizer knows about; the
+// acquire/release pairs only order the data once the flag's value has been read.
 //
 // Where the barrier is not available (kernel without membarrier, seccomp), countdowns start
 // unbiased: every release is the atomic decrement.

@@ -116,6 +116,7 @@ char* SlabAllocator::Allocate(size_t n) {
       p = slab->free_list;
       SHALE_UNPOISON(p, sizeof(char*));
       std::memcpy(&slab->free_list, p, sizeof(char*));
+      SHALE_POISON(p, sizeof(char*));  // a request under 8 bytes unpoisons only its own
     } else {
       p = slab->slot(slab->carved++);
     }
@@ -145,13 +146,20 @@ void SlabAllocator::Free(char* p, size_t n) {
     std::memcpy(p, &slab->free_list, sizeof(char*));
     SHALE_POISON(p, sizeof(char*));
     slab->free_list = p;
+    assert(slab->used > 0);
     slab->used--;
     if (!slab->in_partial) PushPartial(c, slab);
     if (slab->used == 0 && c->slabs > 1) {
-      // Keep one slab per class for the next allocation; give the others back.
+      // Give an empty slab back unless it is the class's only one with room: with the others
+      // full, the next allocation would map a new slab at once (a cache at steady state
+      // evicting and inserting one block of the class would map and unmap on every pair).
       Unlink(c, slab);
-      c->slabs--;
-      unmap = true;
+      if (c->partial != nullptr) {
+        c->slabs--;
+        unmap = true;
+      } else {
+        PushPartial(c, slab);
+      }
     }
   }
   if (unmap) {

@@ -14,7 +14,7 @@
 // bytes up to 16 KiB; larger requests (index and filter blocks of big files) go to
 // operator new. A freed slot joins its slab's free list (the link lives in the slot); a slab
 // with free slots is on its class's partial list; a slab that becomes empty is returned to
-// the system unless it is the class's only one.
+// the system unless it is the class's only one or the only one with room.
 // Under AddressSanitizer, the bytes of a slot past the request and free slots are poisoned,
 // so overruns within a slab are reported as they would be between malloc blocks.
 //
