@@ -18,6 +18,13 @@ size_t SlotsPerSlab(size_t n) {
   return (SlabAllocator::kSlabSize - SlabAllocator::kGranule) / SlabAllocator::UsableSize(n);
 }
 
+// `full` slabs' worth of allocations of n bytes, and one more (which starts another slab).
+std::vector<char*> FillSlabs(SlabAllocator* allocator, size_t n, size_t full) {
+  std::vector<char*> blocks;
+  for (size_t i = 0; i < SlotsPerSlab(n) * full + 1; i++) blocks.push_back(allocator->Allocate(n));
+  return blocks;
+}
+
 TEST(SlabAllocatorTest, SlotsAreDistinctAlignedAndKeepTheirBytes) {
   SlabAllocator allocator;
   std::mt19937 rnd(7);
@@ -58,8 +65,7 @@ TEST(SlabAllocatorTest, EmptySlabsAreReturnedButOnePerClassIsKept) {
   SlabAllocator allocator;
   const size_t n = 4101;
   const size_t per_slab = SlotsPerSlab(n);
-  std::vector<char*> blocks;
-  for (size_t i = 0; i < per_slab * 3 + 1; i++) blocks.push_back(allocator.Allocate(n));
+  std::vector<char*> blocks = FillSlabs(&allocator, n, 3);
   EXPECT_EQ(allocator.SlabCount(), 4u);
   // Free every slot of the first slab: it is returned.
   for (size_t i = 0; i < per_slab; i++) allocator.Free(blocks[i], n);
@@ -84,9 +90,7 @@ TEST(SlabAllocatorTest, EmptySlabsAreReturnedButOnePerClassIsKept) {
 TEST(SlabAllocatorTest, AnEmptySlabIsKeptWhileTheOthersAreFull) {
   SlabAllocator allocator;
   const size_t n = 4101;
-  const size_t per_slab = SlotsPerSlab(n);
-  std::vector<char*> blocks;
-  for (size_t i = 0; i < per_slab * 2 + 1; i++) blocks.push_back(allocator.Allocate(n));
+  std::vector<char*> blocks = FillSlabs(&allocator, n, 2);
   EXPECT_EQ(allocator.SlabCount(), 3u);
   for (int round = 0; round < 10; round++) {
     allocator.Free(blocks.back(), n);  // the third slab is empty, the others are full
