@@ -259,6 +259,80 @@ TEST_F(DBWalRecoveryTest, ZeroedTailFailsAbsoluteConsistency) {
   EXPECT_EQ(CountKeys(), 20);
 }
 
+// A log synced more than once keeps zeros written ahead of its records. A process killed
+// then leaves the log ending in them: every mode that allows zero-filled logs recovers every
+// write, and a last record cut at a sector boundary (its tail still zeros) is a torn tail.
+TEST_F(DBWalRecoveryTest, LiveZeroFilledLogRecoversAfterAKill) {
+  Open();
+  for (int i = 0; i < 30; i++) {
+    ASSERT_TRUE(Put("k" + std::to_string(i), std::string(1000, 'v'), /*sync=*/i < 25).ok());
+  }
+  // Copy the directory as a kill would leave it (the DB stays open, its log unclosed).
+  const fs::path log = LastLog();
+  const std::string data = ReadAll(log);
+  const size_t end = data.find_last_not_of('\0') + 1;
+  EXPECT_GE(data.size(), end + (256 << 10)) << "zeros ahead of the records";
+  const std::string copy = dbname_ + "_killed";
+  const std::string torn_copy = dbname_ + "_torn";
+  for (const std::string& dir : {copy, torn_copy}) {
+    fs::remove_all(dir);
+    fs::copy(dbname_, dir);
+  }
+  Close();
+  const std::string original = dbname_;
+  dbname_ = copy;
+  for (WALRecoveryMode mode :
+       {WALRecoveryMode::kTolerateCorruptedTailRecords, WALRecoveryMode::kPointInTimeRecovery}) {
+    options_.wal_recovery_mode = mode;
+    options_.avoid_flush_during_recovery = mode == WALRecoveryMode::kPointInTimeRecovery;
+    Open();
+    EXPECT_EQ(CountKeys(), 30);
+    Close();
+  }
+  // The last record landed only up to a sector boundary inside it.
+  dbname_ = torn_copy;
+  const fs::path torn_log = fs::path(torn_copy) / log.filename();
+  std::string torn = ReadAll(torn_log);
+  const std::vector<size_t> offsets = RecordOffsets(torn.substr(0, end));
+  ASSERT_FALSE(offsets.empty());
+  const size_t cut = (offsets.back() / log::kSectorSize + 1) * log::kSectorSize;
+  ASSERT_LT(cut, end);
+  std::fill(torn.begin() + static_cast<std::ptrdiff_t>(cut), torn.end(), '\0');
+  WriteAll(torn_log, torn);
+  options_.wal_recovery_mode = WALRecoveryMode::kTolerateCorruptedTailRecords;
+  Open();
+  int n;
+  EXPECT_TRUE(IsPrefix(&n));
+  EXPECT_EQ(n, 29);
+  Close();
+  fs::remove_all(copy);
+  fs::remove_all(torn_copy);
+  dbname_ = original;
+}
+
+// Absolute consistency refuses any zeroed tail, so its logs only append: a synced log is its
+// records and nothing more, and a kill leaves nothing it would refuse.
+TEST_F(DBWalRecoveryTest, AbsoluteConsistencyLogsHaveNoZerosAhead) {
+  options_.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+  Open();
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(Put("k" + std::to_string(i), std::string(1000, 'v'), /*sync=*/true).ok());
+  }
+  const std::string data = ReadAll(LastLog());
+  EXPECT_EQ(data.find_last_not_of('\0') + 1, data.size());
+  const std::string copy = dbname_ + "_killed";
+  fs::remove_all(copy);
+  fs::copy(dbname_, copy);
+  Close();
+  const std::string original = dbname_;
+  dbname_ = copy;
+  Open();
+  EXPECT_EQ(CountKeys(), 20);
+  Close();
+  fs::remove_all(copy);
+  dbname_ = original;
+}
+
 TEST_F(DBWalRecoveryTest, SequenceGoingBackIsCorruption) {
   // The third record re-framed (valid checksum) with the first record's sequence number.
   WriteKeysAndClose(3);

@@ -11,25 +11,37 @@ namespace shale::test {
 class FaultInjectionFileSystem::Writable final : public WritableFile {
  public:
   Writable(FaultInjectionFileSystem* fs, uint64_t generation, std::shared_ptr<FileState> file,
-           std::string path, uint64_t size)
+           std::string path, uint64_t size, uint64_t zero_fill_ahead)
       : fs_(fs),
         generation_(generation),
         file_(std::move(file)),
         path_(std::move(path)),
-        size_(size) {}
+        size_(size),
+        zero_fill_ahead_(zero_fill_ahead),
+        filled_(size) {}
   Status Append(const Slice& data) override {
-    if (closed_) return Status::IOError(path_, "append after close");
-    Status s = fs_->Append(generation_, file_, path_, data);
+    if (closed_) return Status::IOError(path_, "append to a closed file");
+    // Plain files append at the end, as O_APPEND does; zero-filled ones write over the zeros.
+    Status s = fs_->Write(generation_, file_, path_, zero_fill_ahead_ > 0 ? size_ : kAtEnd, data);
     if (s.ok()) size_ += data.size();
     return s;
   }
   Status Flush() override { return closed_ ? Status::IOError(path_, "closed") : Status::OK(); }
   Status Sync() override {
     if (closed_) return Status::IOError(path_, "sync after close");
+    if (zero_fill_ahead_ > 0 && ++syncs_ >= 2 && size_ + zero_fill_ahead_ / 2 > filled_) {
+      const uint64_t from = std::max(filled_, size_);
+      const uint64_t to = size_ + zero_fill_ahead_;
+      Status s = fs_->Write(generation_, file_, path_, from, std::string(to - from, '\0'));
+      if (!s.ok()) return s;
+      filled_ = to;
+    }
     return fs_->Sync(generation_, file_, path_);
   }
   Status Close() override {
+    if (closed_) return Status::OK();
     closed_ = true;
+    if (filled_ > size_) return fs_->Truncate(generation_, file_, size_);
     return Status::OK();
   }
   uint64_t GetFileSize() const override { return size_; }
@@ -40,6 +52,9 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   const std::shared_ptr<FileState> file_;
   const std::string path_;
   uint64_t size_;
+  const uint64_t zero_fill_ahead_;
+  uint64_t filled_;
+  uint64_t syncs_ = 0;
   bool closed_ = false;
 };
 
@@ -151,21 +166,28 @@ Status FaultInjectionFileSystem::CountOp(FaultOp op, const std::string& path) {
 
 // ---------------------------------------------------------------- file data
 
-Status FaultInjectionFileSystem::Append(uint64_t generation, const std::shared_ptr<FileState>& file,
-                                        const std::string& path, const Slice& data) {
+Status FaultInjectionFileSystem::Write(uint64_t generation, const std::shared_ptr<FileState>& file,
+                                       const std::string& path, uint64_t offset,
+                                       const Slice& data) {
   MutexLock l(&mu_);
   Status s = CheckGeneration(generation);
   if (s.ok()) s = CountOp(FaultOp::kWrite, path);
   if (!s.ok()) return s;
+  const size_t size = file->data.size();
+  const size_t start = offset == kAtEnd ? size : static_cast<size_t>(offset);
+  if (start > size) return Status::IOError(path, "write past the end of the file");
   size_t n = data.size();
   bool no_space = false;
   const uint64_t stored = StoredBytes();
-  if (quota_ != UINT64_MAX && stored + n > quota_) {
-    n = stored >= quota_ ? 0 : static_cast<size_t>(quota_ - stored);
+  const size_t overwrite = std::min(n, size - start);  // bytes that take no new space
+  if (quota_ != UINT64_MAX && stored + (n - overwrite) > quota_) {
+    n = overwrite + (stored >= quota_ ? 0 : static_cast<size_t>(quota_ - stored));
     no_space = true;
   }
-  const size_t start = file->data.size();
-  file->data.append(data.data(), n);
+  if (start < file->synced) file->NoteOverwrite(start, std::min(start + n, file->synced));
+  if (start + n > size) file->data.resize(start + n);
+  if (n > 0) std::memcpy(file->data.data() + start, data.data(), n);
+  file->writes++;
   if (write_flip_one_in_ != 0 && n > 0 && rnd_.OneIn(write_flip_one_in_)) {
     file->data[start + rnd_.Uniform(n)] ^= static_cast<char>(1 << rnd_.Uniform(8));
     injected_[static_cast<int>(FaultKind::kWriteBitFlip)]++;
@@ -177,9 +199,64 @@ Status FaultInjectionFileSystem::Append(uint64_t generation, const std::shared_p
   return Status::OK();
 }
 
+Status FaultInjectionFileSystem::Truncate(uint64_t generation,
+                                          const std::shared_ptr<FileState>& file, uint64_t size) {
+  MutexLock l(&mu_);
+  // Not a fault point (Close never fails here): cutting off zeros that stayed would lose
+  // nothing, and the DB does not rely on it.
+  Status s = CheckGeneration(generation);
+  if (!s.ok()) return s;
+  if (size >= file->data.size()) return Status::OK();
+  file->data.resize(size);
+  file->synced = std::min<size_t>(file->synced, size);
+  if (file->dirty_hi > size) {
+    if (file->dirty_lo >= size) {
+      file->ForgetOverwrites();
+    } else {
+      file->dirty_orig.resize(size - file->dirty_lo);
+      file->dirty_hi = size;
+    }
+  }
+  return Status::OK();
+}
+
+void FaultInjectionFileSystem::FileState::NoteOverwrite(size_t lo, size_t hi) {
+  if (lo >= hi) return;
+  if (dirty_lo == dirty_hi) {
+    dirty_lo = lo;
+    dirty_hi = hi;
+    dirty_orig.assign(data, lo, hi - lo);
+    return;
+  }
+  // Bytes of [0, synced) outside the dirty range have not changed since the sync: what is
+  // there now is what is durable.
+  const size_t new_lo = std::min(lo, dirty_lo);
+  const size_t new_hi = std::max(hi, dirty_hi);
+  std::string orig;
+  if (new_lo < dirty_lo) orig.assign(data, new_lo, dirty_lo - new_lo);
+  orig += dirty_orig;
+  if (new_hi > dirty_hi) orig.append(data, dirty_hi, new_hi - dirty_hi);
+  dirty_orig = std::move(orig);
+  dirty_lo = new_lo;
+  dirty_hi = new_hi;
+}
+
+void FaultInjectionFileSystem::FileState::RevertOverwrites(size_t lo, size_t hi) {
+  lo = std::max(lo, dirty_lo);
+  hi = std::min({hi, dirty_hi, data.size()});
+  if (lo >= hi) return;
+  std::memcpy(data.data() + lo, dirty_orig.data() + (lo - dirty_lo), hi - lo);
+}
+
+void FaultInjectionFileSystem::FileState::ForgetOverwrites() {
+  dirty_lo = dirty_hi = 0;
+  dirty_orig.clear();
+}
+
 Status FaultInjectionFileSystem::Sync(uint64_t generation, const std::shared_ptr<FileState>& file,
                                       const std::string& path) {
   uint64_t target;
+  uint64_t writes;
   std::chrono::microseconds latency;
   {
     MutexLock l(&mu_);
@@ -187,9 +264,11 @@ Status FaultInjectionFileSystem::Sync(uint64_t generation, const std::shared_ptr
     if (s.ok()) s = CountOp(FaultOp::kSync, path);
     if (!s.ok()) return s;  // a failed sync makes nothing durable
     target = file->data.size();
+    writes = file->writes;
     latency = sync_latency_;
     if (latency.count() == 0) {
       file->synced = target;
+      file->ForgetOverwrites();
       return Status::OK();
     }
   }
@@ -198,6 +277,8 @@ Status FaultInjectionFileSystem::Sync(uint64_t generation, const std::shared_ptr
   Status s = CheckGeneration(generation);  // a crash while syncing: nothing more is durable
   if (!s.ok()) return s;
   file->synced = std::max(file->synced, std::min<uint64_t>(target, file->data.size()));
+  // Overwrites during the sleep may not be covered; keep them all volatile then.
+  if (file->writes == writes) file->ForgetOverwrites();
   return Status::OK();
 }
 
@@ -230,7 +311,8 @@ Status FaultInjectionFileSystem::Read(uint64_t generation, const std::shared_ptr
 
 // ---------------------------------------------------------------- namespace
 
-Status FaultInjectionFileSystem::NewWritableFile(const std::string& path, const FileOptions&,
+Status FaultInjectionFileSystem::NewWritableFile(const std::string& path,
+                                                 const FileOptions& options,
                                                  std::unique_ptr<WritableFile>* result) {
   MutexLock l(&mu_);
   Status s = CountOp(FaultOp::kOpen, path);
@@ -238,7 +320,7 @@ Status FaultInjectionFileSystem::NewWritableFile(const std::string& path, const 
   if (dirs_.count(Parent(path)) == 0) return Status::NotFound(path, "no such directory");
   auto file = std::make_shared<FileState>();  // a new inode; old handles keep the old one
   files_[path] = file;
-  *result = std::make_unique<Writable>(this, generation_, file, path, 0);
+  *result = std::make_unique<Writable>(this, generation_, file, path, 0, options.zero_fill_ahead);
   return Status::OK();
 }
 
@@ -250,7 +332,8 @@ Status FaultInjectionFileSystem::ReopenWritableFile(const std::string& path, con
   if (dirs_.count(Parent(path)) == 0) return Status::NotFound(path, "no such directory");
   auto& file = files_[path];
   if (file == nullptr) file = std::make_shared<FileState>();
-  *result = std::make_unique<Writable>(this, generation_, file, path, file->data.size());
+  *result = std::make_unique<Writable>(this, generation_, file, path, file->data.size(),
+                                       /*zero_fill_ahead=*/0);
   return Status::OK();
 }
 
@@ -429,33 +512,47 @@ void FaultInjectionFileSystem::Crash(CrashMode mode, bool revert_directories) {
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   for (const auto& file : all) {
-    const size_t synced = std::min(file->synced, file->data.size());
-    const size_t volatile_bytes = file->data.size() - synced;
+    const size_t size = file->data.size();
+    const size_t synced = std::min(file->synced, size);
+    // The first volatile byte: the first overwritten durable one, or the first unsynced one.
+    const size_t lo = file->dirty_lo < file->dirty_hi ? file->dirty_lo : synced;
     switch (mode) {
       case CrashMode::kDropUnsynced:
+        file->RevertOverwrites(lo, synced);
         file->data.resize(synced);
         break;
-      case CrashMode::kTornPrefix:
-        file->data.resize(synced + static_cast<size_t>(rnd_.Uniform(volatile_bytes + 1)));
+      case CrashMode::kTornPrefix: {
+        size_t cut = lo + static_cast<size_t>(rnd_.Uniform(size - lo + 1));
+        // Overwritten sectors land whole or not at all.
+        if (cut < synced) cut = std::max(lo, cut / 512 * 512);
+        file->RevertOverwrites(cut, synced);
+        file->data.resize(std::max(synced, cut));
         break;
+      }
       case CrashMode::kRandomBlocks: {
-        // Keep or zero each 4 KiB-aligned block of the volatile range; the file keeps the
-        // length of its last kept block.
+        // Keep or lose each 4 KiB-aligned block of the volatile bytes: a lost block has its
+        // durable bytes back, zeros where there were none. The file keeps the length of its
+        // last kept block.
         constexpr size_t kBlock = 4096;
         size_t keep_to = synced;
-        for (size_t b = synced / kBlock * kBlock; b < file->data.size(); b += kBlock) {
-          size_t from = std::max(b, synced);
-          size_t to = std::min(b + kBlock, file->data.size());
+        for (size_t b = lo / kBlock * kBlock; b < size; b += kBlock) {
+          size_t from = std::max(b, lo);
+          size_t to = std::min(b + kBlock, size);
           if (rnd_.OneIn(2)) {
-            keep_to = to;
+            keep_to = std::max(keep_to, to);
           } else {
-            std::memset(file->data.data() + from, 0, to - from);
+            file->RevertOverwrites(from, std::min(to, synced));
+            if (to > synced) {
+              from = std::max(from, synced);
+              std::memset(file->data.data() + from, 0, to - from);
+            }
           }
         }
         file->data.resize(keep_to);
         break;
       }
     }
+    file->ForgetOverwrites();
     file->synced = file->data.size();
   }
   durable_files_ = files_;
@@ -564,6 +661,7 @@ void FaultInjectionFileSystem::SetFileContents(const std::string& path, const st
   if (file == nullptr) file = std::make_shared<FileState>();
   file->data = data;
   file->synced = data.size();
+  file->ForgetOverwrites();
 }
 
 }  // namespace shale::test

@@ -7,9 +7,12 @@
 //   - The namespace (which path names which file) has a current view and a durable view per
 //     directory; Directory::Fsync() makes a directory's entries (creates, renames, deletes)
 //     durable. Directories themselves are durable once created.
+//   - Bytes of [0, synced) overwritten since the last sync (FileOptions::zero_fill_ahead files
+//     write over their zeros) are volatile too: a crash may bring their durable bytes back.
 //   - Crash(mode, revert_directories) invalidates every open handle and lock, then applies the
 //     mode to every file's volatile bytes: kDropUnsynced drops them, kTornPrefix keeps a random
-//     prefix, kRandomBlocks keeps random 4 KiB blocks and zeroes the rest. With
+//     prefix (cut at a 512-byte sector boundary inside overwritten bytes, as a device tears),
+//     kRandomBlocks keeps random 4 KiB blocks and zeroes (or reverts) the rest. With
 //     revert_directories, the namespace returns to its durable view (new files vanish, renames
 //     and deletes are undone).
 // Faults (all off by default; counted per kind so a test can check each reached a caller):
@@ -131,6 +134,18 @@ class FaultInjectionFileSystem final : public FileSystem {
   struct FileState {
     std::string data;
     size_t synced = 0;
+    // Durable bytes [dirty_lo, dirty_hi) ⊂ [0, synced) may have been overwritten since the
+    // last sync; dirty_orig holds what is durable there (a crash may bring it back).
+    size_t dirty_lo = 0;
+    size_t dirty_hi = 0;
+    std::string dirty_orig;
+    uint64_t writes = 0;  // bumped by every write, so a slow sync can tell what it covered
+
+    // Remembers the durable bytes of [lo, hi) (hi <= synced) before they are overwritten.
+    void NoteOverwrite(size_t lo, size_t hi);
+    // Puts the durable bytes back over [lo, hi) where they were overwritten.
+    void RevertOverwrites(size_t lo, size_t hi);
+    void ForgetOverwrites();
   };
   class Writable;
   class Sequential;
@@ -140,8 +155,14 @@ class FaultInjectionFileSystem final : public FileSystem {
 
   // REQUIRES: mu_ held. Counts an operation and returns the error to inject, if any.
   Status CountOp(FaultOp op, const std::string& path) REQUIRES(mu_);
-  Status Append(uint64_t generation, const std::shared_ptr<FileState>& file,
-                const std::string& path, const Slice& data) EXCLUDES(mu_);
+  static constexpr uint64_t kAtEnd = UINT64_MAX;
+  // Writes data at offset (<= the file's size; kAtEnd: at its end), overwriting or growing it.
+  Status Write(uint64_t generation, const std::shared_ptr<FileState>& file, const std::string& path,
+               uint64_t offset, const Slice& data) EXCLUDES(mu_);
+  // Cuts the file to size bytes (made durable at once: the model keeps no pending truncation).
+  // Never injects a fault.
+  Status Truncate(uint64_t generation, const std::shared_ptr<FileState>& file, uint64_t size)
+      EXCLUDES(mu_);
   Status Sync(uint64_t generation, const std::shared_ptr<FileState>& file, const std::string& path)
       EXCLUDES(mu_);
   Status Read(uint64_t generation, const std::shared_ptr<FileState>& file, const std::string& path,

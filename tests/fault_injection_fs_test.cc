@@ -238,5 +238,100 @@ TEST_F(FaultInjectionFsTest, ChildrenAndMetadata) {
   EXPECT_TRUE(fs_.NewWritableFile("/nope/x", FileOptions(), &f).IsNotFound());
 }
 
+// A file with zeros written ahead (FileOptions::zero_fill_ahead) overwrites durable bytes: the
+// overwrites are volatile until the next sync, and each crash mode treats them so.
+class ZeroFilledFileTest : public FaultInjectionFsTest {
+ protected:
+  static constexpr size_t kSynced = 200;  // "a" * 100 + "b" * 100, then 8 KiB of zeros
+  static constexpr size_t kZeros = 8192;
+  // Creates path with two syncs (the second writes the zeros), then appends more.
+  std::unique_ptr<WritableFile> CreateZeroFilled(const std::string& path, const std::string& more) {
+    FileOptions options;
+    options.zero_fill_ahead = kZeros;
+    std::unique_ptr<WritableFile> f;
+    EXPECT_TRUE(fs_.NewWritableFile(path, options, &f).ok());
+    EXPECT_TRUE(f->Append(std::string(100, 'a')).ok());
+    EXPECT_TRUE(f->Sync().ok());
+    EXPECT_EQ(fs_.FileSize(path), 100u);  // synced once: no zeros yet
+    EXPECT_TRUE(f->Append(std::string(100, 'b')).ok());
+    EXPECT_TRUE(f->Sync().ok());
+    EXPECT_EQ(fs_.FileDurableSize(path), kSynced + kZeros);
+    EXPECT_TRUE(f->Append(more).ok());
+    std::unique_ptr<Directory> d;
+    EXPECT_TRUE(fs_.NewDirectory("/d", &d).ok());
+    EXPECT_TRUE(d->Fsync().ok());
+    return f;
+  }
+  static std::string Base() { return std::string(100, 'a') + std::string(100, 'b'); }
+};
+
+TEST_F(ZeroFilledFileTest, OverwritesAreDroppedAtCrashUntilSynced) {
+  auto f = CreateZeroFilled("/d/z", std::string(1500, 'c'));
+  EXPECT_EQ(f->GetFileSize(), kSynced + 1500);
+  EXPECT_EQ(fs_.FileSize("/d/z"), kSynced + kZeros);  // the data went over the zeros
+  EXPECT_EQ(Read("/d/z").substr(kSynced, 1500), std::string(1500, 'c'));
+  fs_.Crash(CrashMode::kDropUnsynced);
+  EXPECT_EQ(Read("/d/z"), Base() + std::string(kZeros, '\0'));
+
+  // Synced overwrites survive.
+  auto g = CreateZeroFilled("/d/y", std::string(1500, 'c'));
+  ASSERT_TRUE(g->Sync().ok());
+  fs_.Crash(CrashMode::kDropUnsynced);
+  EXPECT_EQ(Read("/d/y"), Base() + std::string(1500, 'c') + std::string(kZeros - 1500, '\0'));
+}
+
+TEST_F(ZeroFilledFileTest, TornPrefixCutsOverwritesAtSectorBoundaries) {
+  const size_t n = 3000;
+  bool saw_partial = false;
+  for (int round = 0; round < 30; round++) {
+    const std::string path = "/d/t" + std::to_string(round);
+    auto f = CreateZeroFilled(path, std::string(n, 'c'));
+    fs_.Crash(CrashMode::kTornPrefix);
+    const std::string got = Read(path);
+    ASSERT_EQ(got.size(), kSynced + kZeros);
+    ASSERT_EQ(got.substr(0, kSynced), Base());
+    const size_t end = got.find_first_not_of('c', kSynced);
+    ASSERT_EQ(got.find_first_not_of('\0', end), std::string::npos) << round;
+    ASSERT_TRUE(end == kSynced || end == kSynced + n || end % 512 == 0) << end;
+    if (end > kSynced && end < kSynced + n) saw_partial = true;
+  }
+  EXPECT_TRUE(saw_partial);
+}
+
+TEST_F(ZeroFilledFileTest, RandomBlocksKeepOrRevertWhole4KiBBlocks) {
+  const size_t n = 7000;
+  bool saw_hole = false;
+  bool saw_kept = false;
+  for (int round = 0; round < 10; round++) {
+    const std::string path = "/d/r" + std::to_string(round);
+    auto f = CreateZeroFilled(path, std::string(n, 'c'));
+    fs_.Crash(CrashMode::kRandomBlocks);
+    const std::string got = Read(path);
+    ASSERT_EQ(got.size(), kSynced + kZeros);
+    ASSERT_EQ(got.substr(0, kSynced), Base());
+    for (size_t b = 0; b < kSynced + n; b += 4096) {
+      const size_t from = std::max(b, kSynced);
+      const size_t to = std::min(b + 4096, kSynced + n);
+      const std::string block = got.substr(from, to - from);
+      const bool zero = block == std::string(block.size(), '\0');
+      const bool kept = block == std::string(block.size(), 'c');
+      ASSERT_TRUE(zero || kept) << "block at " << b;
+      saw_hole |= zero;
+      saw_kept |= kept;
+    }
+  }
+  EXPECT_TRUE(saw_hole);
+  EXPECT_TRUE(saw_kept);
+}
+
+TEST_F(ZeroFilledFileTest, CloseCutsTheZerosOff) {
+  auto f = CreateZeroFilled("/d/c", "tail");
+  ASSERT_TRUE(f->Close().ok());
+  EXPECT_EQ(Read("/d/c"), Base() + "tail");
+  fs_.Crash(CrashMode::kDropUnsynced);
+  // The unsynced overwrite is gone; the cut is modelled as durable at once.
+  EXPECT_EQ(Read("/d/c"), Base() + std::string(4, '\0'));
+}
+
 }  // namespace
 }  // namespace shale::test

@@ -8,6 +8,8 @@
 // checksum is the masked crc32c of type and payload. A logical record (one WriteBatch) is
 // stored as a single kFull record or as kFirst, kMiddle*, kLast fragments when it spans blocks.
 // Type 0 marks zero-filled space (preallocated or zeroed by a crash) and is never written.
+// A live WAL keeps zeros written past its last record (FileOptions::zero_fill_ahead), so its
+// file ends in zeros after a crash; Close cuts them off.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,8 @@ enum RecordType : uint8_t {
 constexpr uint8_t kMaxRecordType = kLastType;
 
 constexpr int kBlockSize = 32768;
+// The unit a device writes whole: a crash cuts a write over zero-filled space at a multiple.
+constexpr int kSectorSize = 512;
 constexpr int kHeaderSize = 4 + 2 + 1;
 static_assert(kHeaderSize == 7, "checksum, length and type");
 

@@ -59,6 +59,28 @@ bool Reader::RestIsZero() {
   }
 }
 
+bool Reader::TornIntoZeros(uint64_t at, uint32_t length) {
+  // buffer_ starts with the record's header.
+  const char* p = buffer_.data();
+  size_t nonzero = buffer_.size();
+  while (nonzero > 0 && p[nonzero - 1] == 0) nonzero--;
+  const uint64_t sector_end = (at + nonzero + kSectorSize - 1) / kSectorSize * kSectorSize;
+  if (sector_end >= at + kHeaderSize + length) return false;  // the record's bytes are all there
+  // A header that landed whole must be a valid one.
+  const uint8_t type = static_cast<uint8_t>(p[6]);
+  if (sector_end >= at + kHeaderSize && (type == kZeroType || type > kMaxRecordType)) {
+    return false;
+  }
+  // A damaged length can also reach into the zeros. A torn write leaves its own bytes only:
+  // no record that checks out inside them, and a checksum over all of its payload.
+  if (nonzero > static_cast<size_t>(kHeaderSize)) {
+    const Slice landed(p + kHeaderSize, nonzero - kHeaderSize);
+    if (ValidRecordWithin(landed) || ChecksumMatchesAPrefix(p, landed)) return false;
+  }
+  buffer_.clear();
+  return RestIsZero();
+}
+
 bool Reader::ValidRecordWithin(const Slice& bytes) {
   const char* p = bytes.data();
   for (size_t off = 0; off + kHeaderSize <= bytes.size(); off++) {
@@ -120,10 +142,14 @@ int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
       }
       return kStop;
     }
+    const bool bad_type = type == kZeroType || type > kMaxRecordType;
     if (kHeaderSize + length > buffer_.size()) {
       const Slice rest(header + kHeaderSize, buffer_.size() - kHeaderSize);
-      if (eof_ && !ValidRecordWithin(rest) && !ChecksumMatchesAPrefix(header, rest)) {
+      // A torn write's header (here whole) is a valid one.
+      if (eof_ && !bad_type && !ValidRecordWithin(rest) && !ChecksumMatchesAPrefix(header, rest)) {
         Stop(End::kTruncatedTail, at, "truncated record at end of file");
+      } else if (eof_ && bad_type) {
+        Stop(End::kCorruption, at, "unknown record type");
       } else if (eof_) {
         // A torn write leaves nothing valid after it, and its own checksum covers bytes that
         // never landed; a checksum that matches what is here means the length field itself
@@ -134,14 +160,13 @@ int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
       }
       return kStop;
     }
-    if (type == kZeroType || type > kMaxRecordType) {
-      Stop(End::kCorruption, at, "unknown record type");
-      return kStop;
-    }
-    const uint32_t expected = crc32c::Unmask(DecodeFixed32(header));
-    const uint32_t actual = crc32c::Value(header + 6, 1 + length);
-    if (expected != actual) {
-      Stop(End::kCorruption, at, "checksum mismatch");
+    if (bad_type ||
+        crc32c::Unmask(DecodeFixed32(header)) != crc32c::Value(header + 6, 1 + length)) {
+      if (TornIntoZeros(at, length)) {
+        Stop(End::kTruncatedTail, at, "record cut off at a sector boundary, zeros after it");
+      } else if (end_ == End::kNone) {
+        Stop(End::kCorruption, at, bad_type ? "unknown record type" : "checksum mismatch");
+      }
       return kStop;
     }
     *fragment = Slice(header + kHeaderSize, length);

@@ -4,7 +4,9 @@
 // apply its recovery mode:
 //   kClean         : end of file at a record boundary
 //   kTruncatedTail : the file ends inside a record (a write torn by a crash) and no valid
-//                    record follows the cut one
+//                    record follows the cut one; or, in a zero-filled log, a record whose bytes
+//                    stop at a 512-byte sector boundary inside it with only zeros after them
+//                    to the end of the file (a crash landed its first sectors only)
 //   kZeroedTail    : zero bytes from a record boundary to the end of file (preallocated or
 //                    zeroed by a crash)
 //   kCorruption    : a damaged record (checksum, length, type, fragment order), or zeroes
@@ -54,6 +56,12 @@ class Reader {
   int ReadPhysicalRecord(Slice* fragment, uint64_t* offset);
   bool FillBuffer();
   bool RestIsZero();
+  // True if the damaged record at file offset at (its header starts buffer_) is a write torn
+  // in zero-filled space: its last non-zero byte ends a sector before the record's end, a
+  // header that landed whole has a valid type, no valid record or checksum-matching prefix is
+  // inside what landed (else its length is damaged), and the rest of the file is zero. May
+  // consume the buffer.
+  bool TornIntoZeros(uint64_t at, uint32_t length);
   // True if a physical record with a valid checksum starts anywhere in bytes.
   static bool ValidRecordWithin(const Slice& bytes);
   // True if header's checksum matches its type byte plus some prefix of rest: a whole record

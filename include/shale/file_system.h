@@ -22,6 +22,14 @@ struct FileOptions {
   // Open with O_DIRECT (reads must then use aligned offsets, lengths and buffers; see
   // RandomAccessFile::GetRequiredBufferAlignment).
   bool use_direct_io = false;
+  // NewWritableFile only (0: off). From the second Sync() on (a file synced once, just
+  // before it is closed, never pays for zeros), the file keeps zeros written and synced past
+  // its data, at least half this many bytes, and appends overwrite them: a Sync then finds the
+  // file's size and blocks already durable and makes only data durable (ext4 skips its
+  // journal commit). Close() cuts the zeros off; after a crash the file ends in them, so only
+  // a format whose readers stop at zeros (the WAL's) may ask for this. GetFileSize() counts
+  // data only.
+  uint64_t zero_fill_ahead = 0;
 };
 
 // Append-only output. Data is durable only after Sync() returns OK.

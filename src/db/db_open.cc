@@ -6,7 +6,8 @@
 // that the replayed logs can be dropped once the MANIFEST records the new log number. Each log
 // is read to its end or first problem, and the WAL recovery mode decides:
 //   - a torn or zeroed tail is dropped (tolerate-corrupted-tail, point-in-time) or fails Open
-//     (absolute-consistency);
+//     (absolute-consistency). A log that was synced more than once ends in zeros after a crash
+//     (its zero-filled space, see CreateLog), except in absolute-consistency mode;
 //   - a damaged record fails Open (tolerate, absolute) or ends replay there (point-in-time);
 //   - a read error always fails Open.
 // When anything was dropped and the recovered data stays in the memtable
@@ -32,6 +33,10 @@
 
 namespace shale {
 namespace {
+
+// Zeros a synced WAL keeps written ahead of its records (FileOptions::zero_fill_ahead): one
+// extra write of this size per half as many log bytes.
+constexpr uint64_t kWalZeroFillBytes = 1 << 20;
 
 Status ValidateOptions(const Options& o) {
   auto bad = [](const char* field, const std::string& why) {
@@ -234,7 +239,14 @@ Status DBImpl::CreateLog(bool sync_previous) {
   }
   const uint64_t number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> file;
-  Status s = fs_->NewWritableFile(LogFileName(dbname_, number), FileOptions(), &file);
+  FileOptions file_options;
+  // A synced log keeps zeros written ahead of its records, so a group's fdatasync is data-only
+  // (no size change to commit). After a crash the log then ends in zeros, which absolute
+  // consistency would refuse as a zeroed tail: that mode's logs only append.
+  if (options_.wal_recovery_mode != WALRecoveryMode::kAbsoluteConsistency) {
+    file_options.zero_fill_ahead = kWalZeroFillBytes;
+  }
+  Status s = fs_->NewWritableFile(LogFileName(dbname_, number), file_options, &file);
   if (s.ok()) s = db_dir_->Fsync();
   if (!s.ok()) return s;
   if (log_ != nullptr) log_->Close().PermitUncheckedError();  // its errors are already known
