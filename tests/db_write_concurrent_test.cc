@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "shale/statistics.h"
+#include "src/db/write_thread.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
 
@@ -192,6 +193,52 @@ TEST_F(DBWriteConcurrentTest, IteratorsDuringWrites) {
   }
   writer.join();
   EXPECT_EQ(violations.load(), 0);
+}
+
+// WriteThread alone, its ticket count wrapping past 2^32 mid-run: every writer is finished
+// exactly once, in a group it was queued in, and groups follow queue order.
+TEST(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
+  constexpr int kThreads = 8;
+  constexpr int kWrites = 300;
+  WriteThread write_thread(1 << 20, /*first_ticket=*/UINT32_MAX - 1000);
+  std::atomic<int> finished{0};
+  std::atomic<int> led{0};
+  std::atomic<int> members{0};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; t++) {
+    workers.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; i++) {
+        WriteBatch batch;
+        batch.Put("k" + std::to_string(t), "v" + std::to_string(i)).PermitUncheckedError();
+        WriteOptions wo;
+        wo.sync = i % 3 == 0;
+        WriteThread::Writer w(wo, &batch);
+        if (!write_thread.JoinBatchGroup(&w)) {
+          if (!w.status.IsIOError()) errors++;  // the leaders below finish with IOError
+          finished++;
+          continue;
+        }
+        WriteThread::Group group;
+        write_thread.BuildBatchGroup(&w, &group);
+        if (group.members.front() != &w) errors++;
+        for (size_t m = 1; m < group.members.size(); m++) {
+          // Queue order: tickets follow one another (wrapping).
+          if (group.members[m]->ticket != group.members[m - 1]->ticket + 1) errors++;
+        }
+        members += static_cast<int>(group.members.size());
+        led++;
+        write_thread.ExitAsBatchGroupLeader(group, Status::IOError("finished"));
+        if (!w.status.IsIOError()) errors++;
+        finished++;
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(finished.load(), kThreads * kWrites);
+  EXPECT_EQ(members.load(), kThreads * kWrites);  // each writer in exactly one group
+  EXPECT_GT(led.load(), 0);
 }
 
 // Gathering before a sync (WriteThread): with a slow device and eight threads writing

@@ -9,13 +9,19 @@ namespace shale {
 bool WriteThread::JoinBatchGroup(Writer* w) {
   {
     MutexLock l(&mu_);
+    w->ticket = next_ticket_++;
     queue_.push_back(w);
     if (queue_.size() == 1) return true;  // nobody ahead: lead at once
     if (gather_want_ != 0 && queue_.size() >= gather_want_) gather_cv_.Signal();
   }
-  MutexLock l(&w->state_mu);
-  while (w->state == Writer::State::kWaiting) w->state_cv.Wait();
-  return w->state == Writer::State::kLeader;
+  while (true) {
+    const uint32_t completed = completed_.load(std::memory_order_acquire);
+    // Tickets wrap: compare by difference.
+    const auto ahead = static_cast<int32_t>(w->ticket - completed);
+    if (ahead <= 0) return false;  // finished by a leader; w->status is set
+    if (ahead == 1) return true;   // everyone before w is done: w heads the queue
+    completed_.wait(completed, std::memory_order_acquire);
+  }
 }
 
 void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
@@ -65,31 +71,20 @@ void WriteThread::RecordSyncLatency(uint64_t micros) {
       sync_latency_us_ == 0 ? micros : sync_latency_us_ - sync_latency_us_ / 8 + micros / 8;
 }
 
-void WriteThread::SetState(Writer* w, Writer::State state) {
-  MutexLock l(&w->state_mu);
-  w->state = state;
-  w->state_cv.Signal();
-}
-
 void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
-  Writer* next_leader = nullptr;
   {
     MutexLock l(&mu_);
     for (Writer* w : group.members) {
       assert(!queue_.empty() && queue_.front() == w);
-      (void)w;
+      w->status = s;
       queue_.pop_front();
     }
-    if (!queue_.empty()) next_leader = queue_.front();
+    // seq_cst: the store must be visible before notify_all looks for sleepers (libstdc++
+    // counts waiters and skips the futex call when it reads none).
+    completed_.store(group.members.back()->ticket, std::memory_order_seq_cst);
   }
-  // Dequeued members are touched by nobody but this thread until they are marked done.
-  for (size_t i = 1; i < group.members.size(); i++) {
-    Writer* w = group.members[i];
-    w->status = s;
-    SetState(w, Writer::State::kDone);
-  }
-  group.members.front()->status = s;
-  if (next_leader != nullptr) SetState(next_leader, Writer::State::kLeader);
+  // Wakes the members and the next leader (writers queued further back sleep again).
+  completed_.notify_all();
 }
 
 }  // namespace shale
