@@ -17,12 +17,13 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
         file_(std::move(file)),
         path_(std::move(path)),
         size_(size),
+        positional_(zero_fill_ahead > 0),
         zero_fill_ahead_(zero_fill_ahead),
         filled_(size) {}
   Status Append(const Slice& data) override {
     if (closed_) return Status::IOError(path_, "append to a closed file");
     // Plain files append at the end, as O_APPEND does; zero-filled ones write over the zeros.
-    Status s = fs_->Write(generation_, file_, path_, zero_fill_ahead_ > 0 ? size_ : kAtEnd, data);
+    Status s = fs_->Write(generation_, file_, path_, positional_ ? size_ : kAtEnd, data);
     if (s.ok()) size_ += data.size();
     return s;
   }
@@ -30,11 +31,10 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   Status Sync() override {
     if (closed_) return Status::IOError(path_, "sync after close");
     if (zero_fill_ahead_ > 0 && ++syncs_ >= 2 && size_ + zero_fill_ahead_ / 2 > filled_) {
-      const uint64_t from = std::max(filled_, size_);
+      // As the POSIX file: best effort (what fits under the quota, never a fault).
       const uint64_t to = size_ + zero_fill_ahead_;
-      Status s = fs_->Write(generation_, file_, path_, from, std::string(to - from, '\0'));
-      if (!s.ok()) return s;
-      filled_ = to;
+      filled_ = fs_->FillZeros(generation_, file_, std::max(filled_, size_), to);
+      if (filled_ < to) zero_fill_ahead_ = 0;
     }
     return fs_->Sync(generation_, file_, path_);
   }
@@ -52,7 +52,8 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   const std::shared_ptr<FileState> file_;
   const std::string path_;
   uint64_t size_;
-  const uint64_t zero_fill_ahead_;
+  const bool positional_;     // writes at size_ (the file may hold zeros past it)
+  uint64_t zero_fill_ahead_;  // 0 once filling fell short
   uint64_t filled_;
   uint64_t syncs_ = 0;
   bool closed_ = false;
@@ -197,6 +198,25 @@ Status FaultInjectionFileSystem::Write(uint64_t generation, const std::shared_pt
     return Status::IOError(path, "No space left on device");
   }
   return Status::OK();
+}
+
+uint64_t FaultInjectionFileSystem::FillZeros(uint64_t generation,
+                                             const std::shared_ptr<FileState>& file, uint64_t from,
+                                             uint64_t to) {
+  MutexLock l(&mu_);
+  if (!CheckGeneration(generation).ok() || from > file->data.size()) return from;
+  const uint64_t stored = StoredBytes();
+  const uint64_t size = file->data.size();
+  if (quota_ != UINT64_MAX && to > size) {
+    const uint64_t room = stored >= quota_ ? 0 : quota_ - stored;
+    to = std::min(to, size + room);
+  }
+  if (to <= from) return from;
+  if (from < file->synced) file->NoteOverwrite(from, std::min<size_t>(to, file->synced));
+  if (to > size) file->data.resize(to);
+  std::memset(file->data.data() + from, 0, to - from);
+  file->writes++;
+  return to;
 }
 
 Status FaultInjectionFileSystem::Truncate(uint64_t generation,

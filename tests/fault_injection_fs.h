@@ -159,6 +159,10 @@ class FaultInjectionFileSystem final : public FileSystem {
   // Writes data at offset (<= the file's size; kAtEnd: at its end), overwriting or growing it.
   Status Write(uint64_t generation, const std::shared_ptr<FileState>& file, const std::string& path,
                uint64_t offset, const Slice& data) EXCLUDES(mu_);
+  // Writes zeros over [from, to) (from <= the file's size), as far as the space quota lets
+  // them go; never injects a fault (zero filling is best effort). Returns where they end.
+  uint64_t FillZeros(uint64_t generation, const std::shared_ptr<FileState>& file, uint64_t from,
+                     uint64_t to) EXCLUDES(mu_);
   // Cuts the file to size bytes (made durable at once: the model keeps no pending truncation).
   // Never injects a fault.
   Status Truncate(uint64_t generation, const std::shared_ptr<FileState>& file, uint64_t size)

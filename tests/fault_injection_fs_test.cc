@@ -324,6 +324,28 @@ TEST_F(ZeroFilledFileTest, RandomBlocksKeepOrRevertWhole4KiBBlocks) {
   EXPECT_TRUE(saw_kept);
 }
 
+// Zero filling is best effort: with too little space it fills what fits, reports nothing
+// (no fault is counted), stops filling, and the data keeps going.
+TEST_F(ZeroFilledFileTest, FillingStopsQuietlyWhenSpaceRunsOut) {
+  fs_.SetSpaceQuota(kSynced + 1000);
+  FileOptions options;
+  options.zero_fill_ahead = kZeros;
+  std::unique_ptr<WritableFile> f;
+  ASSERT_TRUE(fs_.NewWritableFile("/d/q", options, &f).ok());
+  ASSERT_TRUE(f->Append(std::string(100, 'a')).ok());
+  ASSERT_TRUE(f->Sync().ok());
+  ASSERT_TRUE(f->Append(std::string(100, 'b')).ok());
+  ASSERT_TRUE(f->Sync().ok());
+  EXPECT_EQ(fs_.FileSize("/d/q"), kSynced + 1000);  // zeros up to the quota
+  EXPECT_EQ(fs_.TotalInjected(), 0u);
+  fs_.SetSpaceQuota(UINT64_MAX);
+  ASSERT_TRUE(f->Append(std::string(2000, 'c')).ok());
+  ASSERT_TRUE(f->Sync().ok());
+  EXPECT_EQ(fs_.FileSize("/d/q"), kSynced + 2000);  // no more zeros ahead
+  ASSERT_TRUE(f->Close().ok());
+  EXPECT_EQ(Read("/d/q"), Base() + std::string(2000, 'c'));
+}
+
 TEST_F(ZeroFilledFileTest, CloseCutsTheZerosOff) {
   auto f = CreateZeroFilled("/d/c", "tail");
   ASSERT_TRUE(f->Close().ok());

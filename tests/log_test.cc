@@ -182,12 +182,22 @@ TEST_F(LogTest, RecordTornAtASectorOverZerosIsATornTail) {
     torn++;
   }
   EXPECT_EQ(torn, 10);
+  // The zero-filled space may end before the record would have: a header cut at 512 (its
+  // type byte still zero), the file ending soon after.
+  std::string c = good.substr(0, 612);
+  std::fill(c.begin() + 512, c.end(), '\0');
+  SetContents(c);
+  End end;
+  EXPECT_EQ(ReadAll(&end), std::vector<std::string>{first});
+  EXPECT_EQ(end, End::kTruncatedTail);
 }
 
 // Damage in the last record of a zero-filled log is still Corruption: its bytes run to its end,
 // so it cannot be a write cut at a sector boundary.
 TEST_F(LogTest, BitFlipsInAZeroFilledLogAreCorruption) {
-  const std::vector<std::string> records = {"alpha", BigString("beta", 3000), "gamma!"};
+  // The last payload ends in zero bytes, as a Put of an empty value does (its length, 0).
+  const std::vector<std::string> records = {"alpha", BigString("beta", 3000),
+                                            std::string("gamma") + std::string(3, '\0')};
   Write(records);
   const std::string good = Contents() + std::string(4096, '\0');
   int flipped = 0;

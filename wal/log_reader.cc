@@ -72,11 +72,11 @@ bool Reader::TornIntoZeros(uint64_t at, uint32_t length) {
     return false;
   }
   // A damaged length can also reach into the zeros. A torn write leaves its own bytes only:
-  // no record that checks out inside them, and a checksum over all of its payload.
-  if (nonzero > static_cast<size_t>(kHeaderSize)) {
-    const Slice landed(p + kHeaderSize, nonzero - kHeaderSize);
-    if (ValidRecordWithin(landed) || ChecksumMatchesAPrefix(p, landed)) return false;
-  }
+  // no record that checks out inside them, and a checksum over all of its payload. (The span
+  // keeps its zeros: a payload may itself end in zero bytes.)
+  const size_t span = std::min<size_t>(kHeaderSize + length, buffer_.size()) - kHeaderSize;
+  const Slice payload(p + kHeaderSize, span);
+  if (ValidRecordWithin(payload) || ChecksumMatchesAPrefix(p, payload)) return false;
   buffer_.clear();
   return RestIsZero();
 }
@@ -145,11 +145,16 @@ int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
     const bool bad_type = type == kZeroType || type > kMaxRecordType;
     if (kHeaderSize + length > buffer_.size()) {
       const Slice rest(header + kHeaderSize, buffer_.size() - kHeaderSize);
-      // A torn write's header (here whole) is a valid one.
+      // An appended torn write's header (here whole) is a valid one.
       if (eof_ && !bad_type && !ValidRecordWithin(rest) && !ChecksumMatchesAPrefix(header, rest)) {
         Stop(End::kTruncatedTail, at, "truncated record at end of file");
       } else if (eof_ && bad_type) {
-        Stop(End::kCorruption, at, "unknown record type");
+        // In a zero-filled log the type byte may be a zero that a crash left in place.
+        if (TornIntoZeros(at, length)) {
+          Stop(End::kTruncatedTail, at, "record cut off at a sector boundary, zeros after it");
+        } else if (end_ == End::kNone) {
+          Stop(End::kCorruption, at, "unknown record type");
+        }
       } else if (eof_) {
         // A torn write leaves nothing valid after it, and its own checksum covers bytes that
         // never landed; a checksum that matches what is here means the length field itself

@@ -21,8 +21,7 @@
 //
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
 // mu_. A Writer lives on its thread's stack; the leader writes its status under mu_ before
-// completing it and never touches it afterwards. A Writer lives on its thread's stack and is only
-// touched by others while queued.
+// completing it and never touches it afterwards.
 #pragma once
 
 #include <atomic>

@@ -59,7 +59,7 @@ class PosixWritableFile final : public WritableFile {
         fd_(fd),
         size_(size),
         zero_fill_ahead_(zero_fill_ahead),
-        filled_(size) {
+        filled_(0) {
     buffer_.reserve(kBufferSize);
   }
   ~PosixWritableFile() override { Close().PermitUncheckedError(); }
@@ -87,10 +87,14 @@ class PosixWritableFile final : public WritableFile {
 
   Status Sync() override {
     Status s = Flush();
-    if (s.ok() && zero_fill_ahead_ > 0 && ++syncs_ >= 2 && size_ + zero_fill_ahead_ / 2 > filled_) {
-      s = WriteZeros(std::max(filled_, size_), size_ + zero_fill_ahead_);
-    }
     if (!s.ok()) return s;
+    if (zero_fill_ahead_ > 0 && ++syncs_ >= 2 && size_ + zero_fill_ahead_ / 2 > filled_) {
+      // Best effort: the zeros cover no data, so a full disk (or any error) only ends the
+      // filling; the data's own fdatasync below reports what matters.
+      if (!WriteZeros(std::max(filled_, size_), size_ + zero_fill_ahead_).ok()) {
+        zero_fill_ahead_ = 0;
+      }
+    }
     if (::fdatasync(fd_.get()) != 0) return PosixError(path_ + ": fdatasync", errno);
     return Status::OK();
   }
@@ -98,8 +102,13 @@ class PosixWritableFile final : public WritableFile {
   Status Close() override {
     if (fd_.get() < 0) return Status::OK();
     Status s = FlushBuffer();
-    if (s.ok() && filled_ > size_ && ::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0) {
-      s = PosixError(path_ + ": ftruncate", errno);
+    if (filled_ > 0) {
+      // Cut the zeros off at the end of what was written (after a failed write that is short
+      // of size_: the file then ends in the partial record, as an appended one would).
+      const off_t end = ::lseek(fd_.get(), 0, SEEK_CUR);
+      if (end < 0 || (static_cast<uint64_t>(end) < filled_ && ::ftruncate(fd_.get(), end) != 0)) {
+        if (s.ok()) s = PosixError(path_ + ": ftruncate", errno);
+      }
     }
     int err = fd_.Reset();
     if (s.ok() && err != 0) s = PosixError(path_ + ": close", err);
@@ -143,10 +152,8 @@ class PosixWritableFile final : public WritableFile {
         covered += iov[count].iov_len;
       }
       ssize_t done = ::pwritev(fd_.get(), iov.data(), count, static_cast<off_t>(from));
-      if (done < 0) {
-        if (errno == EINTR) continue;
-        return PosixError(path_ + ": write (zero fill)", errno);
-      }
+      if (done < 0 && errno == EINTR) continue;
+      if (done <= 0) return PosixError(path_ + ": write (zero fill)", done < 0 ? errno : ENOSPC);
       from += static_cast<uint64_t>(done);
       filled_ = std::max(filled_, from);
     }
@@ -155,9 +162,9 @@ class PosixWritableFile final : public WritableFile {
 
   const std::string path_;
   Fd fd_;
-  uint64_t size_;  // data appended (the file offset once the buffer is written)
-  const uint64_t zero_fill_ahead_;
-  uint64_t filled_;  // the file's size as written: data or zeros
+  uint64_t size_;             // data appended (the file offset once the buffer is written)
+  uint64_t zero_fill_ahead_;  // 0 once filling failed
+  uint64_t filled_;           // end of the zeros written ahead (0: none yet); data may go past it
   uint64_t syncs_ = 0;
   std::string buffer_;
 };
