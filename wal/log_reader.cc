@@ -81,6 +81,14 @@ bool Reader::TornIntoZeros(uint64_t at, uint32_t length) {
   return RestIsZero();
 }
 
+void Reader::StopDamaged(uint64_t at, uint32_t length, const char* what) {
+  if (TornIntoZeros(at, length)) {
+    Stop(End::kTruncatedTail, at, "record cut off at a sector boundary, zeros after it");
+  } else if (end_ == End::kNone) {  // not already stopped by a read error
+    Stop(End::kCorruption, at, what);
+  }
+}
+
 bool Reader::ValidRecordWithin(const Slice& bytes) {
   const char* p = bytes.data();
   for (size_t off = 0; off + kHeaderSize <= bytes.size(); off++) {
@@ -150,11 +158,7 @@ int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
         Stop(End::kTruncatedTail, at, "truncated record at end of file");
       } else if (eof_ && bad_type) {
         // In a zero-filled log the type byte may be a zero that a crash left in place.
-        if (TornIntoZeros(at, length)) {
-          Stop(End::kTruncatedTail, at, "record cut off at a sector boundary, zeros after it");
-        } else if (end_ == End::kNone) {
-          Stop(End::kCorruption, at, "unknown record type");
-        }
+        StopDamaged(at, length, "unknown record type");
       } else if (eof_) {
         // A torn write leaves nothing valid after it, and its own checksum covers bytes that
         // never landed; a checksum that matches what is here means the length field itself
@@ -167,11 +171,7 @@ int Reader::ReadPhysicalRecord(Slice* fragment, uint64_t* offset) {
     }
     if (bad_type ||
         crc32c::Unmask(DecodeFixed32(header)) != crc32c::Value(header + 6, 1 + length)) {
-      if (TornIntoZeros(at, length)) {
-        Stop(End::kTruncatedTail, at, "record cut off at a sector boundary, zeros after it");
-      } else if (end_ == End::kNone) {
-        Stop(End::kCorruption, at, bad_type ? "unknown record type" : "checksum mismatch");
-      }
+      StopDamaged(at, length, bad_type ? "unknown record type" : "checksum mismatch");
       return kStop;
     }
     *fragment = Slice(header + kHeaderSize, length);

@@ -62,6 +62,9 @@ class Reader {
   // inside what landed (else its length is damaged), and the rest of the file is zero. May
   // consume the buffer.
   bool TornIntoZeros(uint64_t at, uint32_t length);
+  // Stops at the damaged record at offset at: a torn tail if TornIntoZeros, else Corruption
+  // (what says why).
+  void StopDamaged(uint64_t at, uint32_t length, const char* what);
   // True if a physical record with a valid checksum starts anywhere in bytes.
   static bool ValidRecordWithin(const Slice& bytes);
   // True if header's checksum matches its type byte plus some prefix of rest: a whole record
