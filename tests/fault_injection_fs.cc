@@ -4,6 +4,8 @@
 #include <cstring>
 #include <thread>
 
+#include "src/env/zero_fill_ahead.h"
+
 namespace shale::test {
 
 // ---------------------------------------------------------------- handles
@@ -18,8 +20,7 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
         path_(std::move(path)),
         size_(size),
         positional_(zero_fill_ahead > 0),
-        zero_fill_ahead_(zero_fill_ahead),
-        filled_(size) {}
+        zero_fill_(zero_fill_ahead) {}
   Status Append(const Slice& data) override {
     if (closed_) return Status::IOError(path_, "append to a closed file");
     // Plain files append at the end, as O_APPEND does; zero-filled ones write over the zeros.
@@ -30,18 +31,17 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   Status Flush() override { return closed_ ? Status::IOError(path_, "closed") : Status::OK(); }
   Status Sync() override {
     if (closed_) return Status::IOError(path_, "sync after close");
-    if (zero_fill_ahead_ > 0 && ++syncs_ >= 2 && size_ + zero_fill_ahead_ / 2 > filled_) {
+    uint64_t from, to;
+    if (zero_fill_.Due(size_, &from, &to)) {
       // As the POSIX file: best effort (what fits under the quota, never a fault).
-      const uint64_t to = size_ + zero_fill_ahead_;
-      filled_ = fs_->FillZeros(generation_, file_, std::max(filled_, size_), to);
-      if (filled_ < to) zero_fill_ahead_ = 0;
+      zero_fill_.Filled(fs_->FillZeros(generation_, file_, from, to), to);
     }
     return fs_->Sync(generation_, file_, path_);
   }
   Status Close() override {
     if (closed_) return Status::OK();
     closed_ = true;
-    if (filled_ > size_) return fs_->Truncate(generation_, file_, size_);
+    if (zero_fill_.filled() > size_) return fs_->Truncate(generation_, file_, size_);
     return Status::OK();
   }
   uint64_t GetFileSize() const override { return size_; }
@@ -52,10 +52,8 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   const std::shared_ptr<FileState> file_;
   const std::string path_;
   uint64_t size_;
-  const bool positional_;     // writes at size_ (the file may hold zeros past it)
-  uint64_t zero_fill_ahead_;  // 0 once filling fell short
-  uint64_t filled_;
-  uint64_t syncs_ = 0;
+  const bool positional_;  // writes at size_ (the file may hold zeros past it)
+  ZeroFillAhead zero_fill_;
   bool closed_ = false;
 };
 

@@ -17,6 +17,7 @@
 
 #include "shale/file_system.h"
 #include "src/env/io_uring_reader.h"
+#include "src/env/zero_fill_ahead.h"
 
 namespace shale {
 namespace {
@@ -55,11 +56,7 @@ class PosixWritableFile final : public WritableFile {
   static constexpr size_t kBufferSize = 64 << 10;
 
   PosixWritableFile(std::string path, int fd, uint64_t size, uint64_t zero_fill_ahead)
-      : path_(std::move(path)),
-        fd_(fd),
-        size_(size),
-        zero_fill_ahead_(zero_fill_ahead),
-        filled_(0) {
+      : path_(std::move(path)), fd_(fd), size_(size), zero_fill_(zero_fill_ahead) {
     buffer_.reserve(kBufferSize);
   }
   ~PosixWritableFile() override { Close().PermitUncheckedError(); }
@@ -88,13 +85,8 @@ class PosixWritableFile final : public WritableFile {
   Status Sync() override {
     Status s = Flush();
     if (!s.ok()) return s;
-    if (zero_fill_ahead_ > 0 && ++syncs_ >= 2 && size_ + zero_fill_ahead_ / 2 > filled_) {
-      // Best effort: the zeros cover no data, so a full disk (or any error) only ends the
-      // filling; the data's own fdatasync below reports what matters.
-      if (!WriteZeros(std::max(filled_, size_), size_ + zero_fill_ahead_).ok()) {
-        zero_fill_ahead_ = 0;
-      }
-    }
+    uint64_t from, to;
+    if (zero_fill_.Due(size_, &from, &to)) zero_fill_.Filled(WriteZeros(from, to), to);
     if (::fdatasync(fd_.get()) != 0) return PosixError(path_ + ": fdatasync", errno);
     return Status::OK();
   }
@@ -102,11 +94,12 @@ class PosixWritableFile final : public WritableFile {
   Status Close() override {
     if (fd_.get() < 0) return Status::OK();
     Status s = FlushBuffer();
-    if (filled_ > 0) {
+    if (zero_fill_.filled() > 0) {
       // Cut the zeros off at the end of what was written (after a failed write that is short
       // of size_: the file then ends in the partial record, as an appended one would).
       const off_t end = ::lseek(fd_.get(), 0, SEEK_CUR);
-      if (end < 0 || (static_cast<uint64_t>(end) < filled_ && ::ftruncate(fd_.get(), end) != 0)) {
+      if (end < 0 ||
+          (static_cast<uint64_t>(end) < zero_fill_.filled() && ::ftruncate(fd_.get(), end) != 0)) {
         if (s.ok()) s = PosixError(path_ + ": ftruncate", errno);
       }
     }
@@ -138,12 +131,13 @@ class PosixWritableFile final : public WritableFile {
     return Status::OK();
   }
 
-  // Writes zeros to [from, to) without moving the file offset; filled_ becomes to.
-  Status WriteZeros(uint64_t from, uint64_t to) {
+  // Writes zeros to [from, to) without moving the file offset; returns how far they reach
+  // (short of `to` after an error or a full disk).
+  uint64_t WriteZeros(uint64_t from, uint64_t to) {
     static constexpr size_t kZeroPage = 64 << 10;
-    static const std::unique_ptr<char[]> zeros(new char[kZeroPage]());
+    alignas(4096) static const char kZeros[kZeroPage] = {};
     std::array<iovec, 16> iov;
-    for (iovec& v : iov) v = {zeros.get(), kZeroPage};
+    for (iovec& v : iov) v = {const_cast<char*>(kZeros), kZeroPage};
     while (from < to) {
       const uint64_t left = to - from;
       int count = 0;
@@ -153,19 +147,16 @@ class PosixWritableFile final : public WritableFile {
       }
       ssize_t done = ::pwritev(fd_.get(), iov.data(), count, static_cast<off_t>(from));
       if (done < 0 && errno == EINTR) continue;
-      if (done <= 0) return PosixError(path_ + ": write (zero fill)", done < 0 ? errno : ENOSPC);
+      if (done <= 0) break;
       from += static_cast<uint64_t>(done);
-      filled_ = std::max(filled_, from);
     }
-    return Status::OK();
+    return from;
   }
 
   const std::string path_;
   Fd fd_;
-  uint64_t size_;             // data appended (the file offset once the buffer is written)
-  uint64_t zero_fill_ahead_;  // 0 once filling failed
-  uint64_t filled_;           // end of the zeros written ahead (0: none yet); data may go past it
-  uint64_t syncs_ = 0;
+  uint64_t size_;  // data appended (the file offset once the buffer is written)
+  ZeroFillAhead zero_fill_;
   std::string buffer_;
 };
 
