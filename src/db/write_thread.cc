@@ -15,12 +15,12 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
     if (gather_want_ != 0 && queue_.size() >= gather_want_) gather_cv_.Signal();
   }
   while (true) {
-    const uint32_t completed = completed_.load(std::memory_order_acquire);
+    const uint32_t completed = completed_.Load();
     // Tickets wrap: compare by difference.
     const auto ahead = static_cast<int32_t>(w->ticket - completed);
     if (ahead <= 0) return false;  // finished by a leader; w->status is set
     if (ahead == 1) return true;   // everyone before w is done: w heads the queue
-    completed_.wait(completed, std::memory_order_acquire);
+    completed_.WaitWhile(completed);
   }
 }
 
@@ -79,12 +79,10 @@ void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
       w->status = s;
       queue_.pop_front();
     }
-    // seq_cst: the store must be visible before notify_all looks for sleepers (libstdc++
-    // counts waiters and skips the futex call when it reads none).
-    completed_.store(group.members.back()->ticket, std::memory_order_seq_cst);
+    completed_.Store(group.members.back()->ticket);
   }
   // Wakes the members and the next leader (writers queued further back sleep again).
-  completed_.notify_all();
+  completed_.WakeAll();
 }
 
 }  // namespace shale

@@ -12,19 +12,16 @@
 // per N writes instead of alternating large and small groups.
 //
 // Waking: writers take tickets in queue order, and a leader finishes its group by storing the
-// last member's ticket in one word that every queued writer sleeps on, then waking them all
-// with one futex call (not one wake per member: on a virtual machine each costs ~12 us on the
-// leader's critical path). A writer whose ticket is completed is done; the writer just after
-// the completed one is the next leader; the others sleep again. The wait is std::atomic::wait,
-// whose brief sched_yield phase before the futex sleep matters here: a raw futex sleep was
-// measured slower (B6 ~30k vs ~37k ops/s) as idle virtual CPUs take long to wake.
+// last member's ticket in one word that every queued writer sleeps on (a WaitWord), then waking
+// them all with one futex call (not one wake per member: on a virtual machine each costs ~12 us
+// on the leader's critical path). A writer whose ticket is completed is done; the writer just
+// after the completed one is the next leader; the others sleep again.
 //
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
 // mu_. A Writer lives on its thread's stack; the leader writes its status under mu_ before
 // completing it and never touches it afterwards.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -34,6 +31,7 @@
 #include "shale/status.h"
 #include "shale/write_batch.h"
 #include "src/util/mutex.h"
+#include "src/util/wait_word.h"
 
 namespace shale {
 
@@ -91,7 +89,7 @@ class WriteThread {
   uint32_t next_ticket_ GUARDED_BY(mu_);
   // The ticket of the last writer a leader finished; stored under mu_ (so it only grows, in
   // tickets' wrapping order), read without it by queued writers, which sleep on it.
-  std::atomic<uint32_t> completed_;
+  WaitWord completed_;
   // Writers in the last group that synced: how many to gather for the next one.
   size_t last_sync_group_size_ GUARDED_BY(mu_) = 1;
   // Signalled when the queue reaches gather_want_ (0: nobody is gathering).

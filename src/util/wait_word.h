@@ -1,0 +1,39 @@
+// WaitWord: a 32-bit atomic word that threads sleep on until its value changes (a Linux futex).
+//
+// A waiter re-reads the word a few times with a CPU pause, yields the CPU once, and then
+// sleeps in the kernel. std::atomic<uint32_t>::wait does the same with four yields (libstdc++):
+// with more threads than CPUs each yield is a context switch, and in a group commit of 16
+// synchronous writers on 2 CPUs (db_bench fillrandom -sync=true -threads=16, 20 alternating
+// pairs) one yield used 21 % less CPU than four at the same throughput (wall ratio 1.00);
+// none at all was 8 % slower (the one yield often lets the thread about to store run first).
+//
+// Thread safety: every method may be called concurrently. Store() then WakeAll() is the
+// protocol: a waiter that read the old value either sees the new one or is woken.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace shale {
+
+class WaitWord {
+ public:
+  explicit WaitWord(uint32_t value) : word_(value) {}
+  WaitWord(const WaitWord&) = delete;
+  WaitWord& operator=(const WaitWord&) = delete;
+
+  uint32_t Load() const { return word_.load(std::memory_order_acquire); }
+  // Sequentially consistent, so that a later WakeAll cannot miss a waiter that read the old
+  // value (the kernel compares the word again under its own lock before sleeping).
+  void Store(uint32_t value) { word_.store(value, std::memory_order_seq_cst); }
+  // Wakes every thread sleeping in WaitWhile (one system call, sleepers or not).
+  void WakeAll();
+  // Returns once the word no longer holds `old`, or spuriously (callers re-check).
+  void WaitWhile(uint32_t old);
+
+ private:
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word is 32 bits");
+  std::atomic<uint32_t> word_;
+};
+
+}  // namespace shale
