@@ -9,6 +9,7 @@
 //
 // Thread safety: every method may be called concurrently. Store() then WakeAll() is the
 // protocol: a waiter that read the old value either sees the new one or is woken.
+// Ownership: a plain member of the object whose threads wait on it; it holds no resources.
 #pragma once
 
 #include <atomic>
