@@ -80,6 +80,7 @@ run_one() {
     read -r -a load_flags <<<"$load"
     "$bin" -db="$work/db" "${common[@]}" "${load_flags[@]}" >/dev/null 2>&1
   fi
+  sync  # the previous run's (or the load's) dirty pages are not written back during this one
   "$bin" -db="$work/db" "$@" 2>/dev/null |
     awk '/ ops\/sec/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ops/sec") v = $i } END { print v }'
 }
@@ -89,6 +90,7 @@ run_rss() {
   local bin=$1
   shift
   rm -rf "$work/db"
+  sync
   /usr/bin/time -v "$bin" -db="$work/db" "$@" 2>&1 >/dev/null |
     awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }'
 }
