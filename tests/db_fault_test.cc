@@ -4,11 +4,14 @@
 // are reported as Corruption rather than returned as data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "shale/db.h"
@@ -172,6 +175,105 @@ TEST_F(DBFaultTest, UnsyncedWritesKeptInLogsAtOpenSurviveWithLaterSyncedWrite) {
   Open();
   EXPECT_EQ(Get(Key(5)), Value(5));
   EXPECT_EQ(CheckPrefix(6), 6);
+}
+
+// The .log files in the DB directory.
+std::vector<std::string> LogFiles(FaultInjectionFileSystem* fs) {
+  std::vector<std::string> children, logs;
+  EXPECT_TRUE(fs->GetChildren(kDbName, &children).ok());
+  for (const std::string& name : children) {
+    if (name.ends_with(".log")) logs.push_back(std::string(kDbName) + "/" + name);
+  }
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+// A log that ends in zeros written ahead (synced more than once) and is killed is copied into
+// a new log at an open that keeps recovered data in the memtable; then the old logs are
+// dropped. Fails each file-system operation of that open in turn: whatever fails (reading an
+// old log again, writing or syncing the copy, the MANIFEST edit), no synced write is lost to
+// a power loss afterwards — an open that could not copy everything fails instead.
+TEST_F(DBFaultTest, EveryOperationFailureWhileCopyingLogsAtOpenKeepsSyncedWrites) {
+  uint64_t ops_in_open = 0;
+  for (uint64_t k = 1;; k++) {
+    SCOPED_TRACE("failing operation #" + std::to_string(k) + " of the open");
+    Reset(k);
+    options_.avoid_flush_during_recovery = true;
+    Open();
+    for (int i = 0; i < 10; i++) ASSERT_TRUE(Put(i, /*sync=*/true).ok());
+    fs_->Crash(CrashMode::kDropUnsynced);  // as a kill: everything was synced
+    Abandon();
+    const std::vector<std::string> old_logs = LogFiles(fs_.get());
+    ASSERT_FALSE(old_logs.empty());
+
+    fs_->FailOperationNumber(k + fs_->operation_count());
+    bool acked = false;
+    Status s = TryOpen();
+    if (s.ok()) {
+      acked = Put(10, /*sync=*/true).ok();
+    } else {
+      EXPECT_TRUE(s.IsIOError()) << s.ToString();
+    }
+    const bool injected = fs_->TotalInjected() > 0;
+    fs_->Crash(CrashMode::kDropUnsynced);
+    Abandon();
+    fs_->DisableAllFaults();
+    ASSERT_NO_FATAL_FAILURE(Open());
+    EXPECT_EQ(CheckPrefix(acked ? 11 : 10), acked ? 11 : 10);
+    if (!injected) {
+      // The open that failed nothing copied the records: the old logs are gone.
+      for (const std::string& log : old_logs) EXPECT_FALSE(fs_->Exists(log)) << log;
+      ops_in_open = k;
+      break;
+    }
+  }
+  EXPECT_GT(ops_in_open, 10u);
+}
+
+// A flush records the DB's last sequence in the MANIFEST, and that counts writes still in the
+// active memtable, here one written without the WAL. When the next open copies the log (it
+// ends in a torn record), the log's last record is behind the MANIFEST's sequence: that is no
+// sign of a log read back differently, and the open succeeds with every logged write.
+TEST_F(DBFaultTest, LogCopyAtOpenAcceptsManifestSequenceAheadOfTheLog) {
+  options_.avoid_flush_during_recovery = true;
+  Open();
+  ASSERT_TRUE(Put(0, false).ok());
+  // The flush's syncs are slow, so the writes below reach the new memtable before the flush
+  // records the last sequence.
+  fs_->SetSyncLatency(std::chrono::milliseconds(500));
+  FlushOptions no_wait;
+  no_wait.wait = false;
+  ASSERT_TRUE(db_->Flush(no_wait).ok());
+  ASSERT_TRUE(Put(1, false).ok());
+  ASSERT_TRUE(Put(2, false).ok());
+  WriteOptions no_wal;
+  no_wal.disableWAL = true;
+  ASSERT_TRUE(db_->Put(no_wal, Key(3), Value(3)).ok());
+  std::string imm;
+  while (db_->GetProperty("shale.num-immutable-mem-table", &imm) && imm != "0") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fs_->SetSyncLatency(std::chrono::microseconds(0));
+  ASSERT_TRUE(db_->Close().ok());
+  db_.reset();
+  const std::vector<std::string> logs = LogFiles(fs_.get());
+  ASSERT_EQ(logs.size(), 1u);  // the flushed memtable's log is gone
+  fs_->SetFileContents(logs[0], fs_->FileContents(logs[0]) + std::string("\x5a\x01\x00", 3));
+
+  ASSERT_NO_FATAL_FAILURE(Open());
+  EXPECT_EQ(CheckPrefix(3), 3);
+  EXPECT_EQ(Get(Key(3)), "NOT_FOUND");  // never logged nor flushed
+  std::string seq;
+  ASSERT_TRUE(db_->GetProperty("shale.latest-sequence-number", &seq));
+  EXPECT_EQ(seq, "4");  // the MANIFEST's, ahead of the log's 3
+  // The copy is what the DB now stands on.
+  ASSERT_TRUE(Put(4, true).ok());
+  fs_->Crash(CrashMode::kDropUnsynced);
+  Abandon();
+  ASSERT_NO_FATAL_FAILURE(Open());
+  EXPECT_EQ(CheckPrefix(3), 3);
+  EXPECT_EQ(Get(Key(3)), "NOT_FOUND");
+  EXPECT_EQ(Get(Key(4)), Value(4));
 }
 
 TEST_F(DBFaultTest, FailedWalSyncMakesDbReadOnlyUntilResume) {

@@ -286,7 +286,14 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
 
   // Pass 1: apply to the memtable (flushing it when full) and decide how far replay goes.
   SequenceNumber last_seq = 0;
-  size_t replayed_logs = 0;  // logs [0, replayed_logs) are replayed (the last maybe partly)
+  // What pass 1 read from each replayed log (logs[0, replayed.size()), the last maybe partly),
+  // so that pass 2 can tell whether it read the same.
+  struct Replayed {
+    uint64_t records;
+    SequenceNumber last_seq;  // after this log
+    log::Reader::End end;
+  };
+  std::vector<Replayed> replayed;
   bool dropped = false;
   Status flush_status;
   const WALRecoveryMode mode = options_.wal_recovery_mode;
@@ -308,7 +315,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
                            }
                          });
     if (!flush_status.ok()) return flush_status;
-    replayed_logs++;
+    replayed.push_back({records, last_seq, end});
     using End = log::Reader::End;
     if (end == End::kClean) continue;
     if (end == End::kIOError || mode == WALRecoveryMode::kAbsoluteConsistency) return problem;
@@ -319,7 +326,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
     }
     dropped = true;  // a torn or zeroed tail, dropped
   }
-  if (replayed_logs < logs.size()) dropped = true;
+  if (replayed.size() < logs.size()) dropped = true;
   last_seq = std::max(last_seq, versions_->last_sequence());
   last_allocated_sequence_ = last_seq;
   last_sequence_.store(last_seq, std::memory_order_release);
@@ -359,22 +366,28 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   }
 
   // Pass 2: copy the surviving records into the new log, make it durable, then drop the old
-  // logs. The files have not changed, so the same records survive.
+  // logs. The files have not changed, so the same records must survive: a log that cannot be
+  // read again, or reads differently (a device returning unstable data), fails the open
+  // before the MANIFEST stops naming the old logs.
   SequenceNumber copied_seq = 0;
-  for (size_t i = 0; i < replayed_logs && s.ok(); i++) {
+  for (size_t i = 0; i < replayed.size() && s.ok(); i++) {
     Status problem;
     uint64_t records = 0;
-    ReplayLog(fs_.get(), LogFileName(dbname_, logs[i]), &copied_seq, &records, &problem,
-              [this, &s](const WriteBatch& batch, SequenceNumber first) {
-                if (!s.ok()) return;
-                WriteBatch copy = batch;
-                WriteBatchInternal::SetSequence(&copy, first);
-                s = log_->AddRecord(WriteBatchInternal::Contents(&copy));
-              });
-  }
-  if (s.ok() && copied_seq != std::min(last_seq, copied_seq == 0 ? 0 : last_seq)) {
-    // The same bytes read twice gave different records: the device returns unstable data.
-    s = Status::Corruption("WAL read back differently during recovery", dbname_);
+    const std::string name = LogFileName(dbname_, logs[i]);
+    const auto end = ReplayLog(fs_.get(), name, &copied_seq, &records, &problem,
+                               [this, &s](const WriteBatch& batch, SequenceNumber first) {
+                                 if (!s.ok()) return;
+                                 WriteBatch copy = batch;
+                                 WriteBatchInternal::SetSequence(&copy, first);
+                                 s = log_->AddRecord(WriteBatchInternal::Contents(&copy));
+                               });
+    if (!s.ok()) break;
+    if (end == log::Reader::End::kIOError) {
+      s = problem;
+    } else if (end != replayed[i].end || records != replayed[i].records ||
+               copied_seq != replayed[i].last_seq) {
+      s = Status::Corruption("WAL read back differently during recovery", name);
+    }
   }
   if (s.ok()) s = log_->Sync();
   if (s.ok()) {
