@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "shale/db.h"
+#include "shale/merge_operator.h"
 #include "tests/fault_injection_fs.h"
 
 namespace shale::test {
@@ -274,6 +275,71 @@ TEST_F(DBFaultTest, LogCopyAtOpenAcceptsManifestSequenceAheadOfTheLog) {
   EXPECT_EQ(CheckPrefix(3), 3);
   EXPECT_EQ(Get(Key(3)), "NOT_FOUND");
   EXPECT_EQ(Get(Key(4)), Value(4));
+}
+
+// Reads that fail end an iteration: a newer version, a deletion or a merge operand in a table
+// whose block cannot be read must not let an older version below it show through.
+TEST_F(DBFaultTest, IteratorStopsAtAnUnreadableBlockRatherThanShowOlderVersions) {
+  options_.disable_auto_compactions = true;
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
+  Open();
+  // Bottom level: the old versions.
+  WriteOptions wo;
+  ASSERT_TRUE(db_->Put(wo, "a", "old").ok());
+  ASSERT_TRUE(db_->Put(wo, "d", "old").ok());
+  ASSERT_TRUE(db_->Put(wo, "m", "base").ok());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  // Level 0: a newer value, a deletion and a merge operand, in a table that will be damaged.
+  ASSERT_TRUE(db_->Put(wo, "a", "new").ok());
+  ASSERT_TRUE(db_->Delete(wo, "d").ok());
+  ASSERT_TRUE(db_->Merge(wo, "m", "l0").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db_->Close().ok());
+  db_.reset();
+  std::vector<std::string> children, tables;
+  ASSERT_TRUE(fs_->GetChildren(kDbName, &children).ok());
+  for (const std::string& name : children) {
+    if (name.ends_with(".sst")) tables.push_back(std::string(kDbName) + "/" + name);
+  }
+  std::sort(tables.begin(), tables.end());
+  ASSERT_EQ(tables.size(), 2u);
+  ASSERT_TRUE(fs_->CorruptFile(tables.back(), 3, 2));  // the level-0 table's data block
+  ASSERT_NO_FATAL_FAILURE(Open());
+  // The memtable holds the newest operand, so the merge must read through the damaged table.
+  ASSERT_TRUE(db_->Merge(wo, "m", "mem").ok());
+
+  auto expect_stopped = [](Iterator* it, const std::string& where) {
+    EXPECT_FALSE(it->Valid()) << where << ": shows " << it->key().ToString() << "="
+                              << it->value().ToString();
+    EXPECT_TRUE(it->status().IsCorruption()) << where << ": " << it->status().ToString();
+  };
+  for (const char* target : {"a", "d", "m"}) {
+    std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
+    it->Seek(target);
+    // Whatever the iterator shows before it stops, it is never an older version.
+    for (; it->Valid(); it->Next()) {
+      EXPECT_NE(it->value().ToString(), "old") << it->key().ToString();
+      EXPECT_NE(it->value().ToString(), "base,mem") << it->key().ToString();
+    }
+    expect_stopped(it.get(), std::string("forward from ") + target);
+    it->SeekForPrev(target);
+    for (; it->Valid(); it->Prev()) {
+      EXPECT_NE(it->value().ToString(), "old") << it->key().ToString();
+      EXPECT_NE(it->value().ToString(), "base,mem") << it->key().ToString();
+    }
+    expect_stopped(it.get(), std::string("backward from ") + target);
+  }
+  std::unique_ptr<Iterator> it(db_->NewIterator(ReadOptions()));
+  int shown = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) shown++;
+  expect_stopped(it.get(), "full scan");
+  for (it->SeekToLast(); it->Valid(); it->Prev()) shown++;
+  expect_stopped(it.get(), "full reverse scan");
+  EXPECT_EQ(shown, 0);
+  // Point reads report the damage too.
+  for (const char* key : {"a", "d", "m"}) {
+    EXPECT_TRUE(Get(key).starts_with("ERROR:Corruption")) << key << ": " << Get(key);
+  }
 }
 
 TEST_F(DBFaultTest, FailedWalSyncMakesDbReadOnlyUntilResume) {

@@ -61,11 +61,7 @@ class DBIter final : public Iterator {
     assert(valid_);
     std::string current = key_;
     SeekInternal(current, kMaxSequenceNumber);  // first entry of the current key
-    if (iter_->Valid()) {
-      iter_->Prev();
-    } else {
-      iter_->SeekToLast();
-    }
+    StepBack();
     BackwardResolve();
   }
 
@@ -80,6 +76,27 @@ class DBIter final : public Iterator {
     lookup_.clear();
     AppendInternalKey(&lookup_, user_key, seq, kValueTypeForSeek);
     iter_->Seek(lookup_);
+  }
+
+  // True when the internal iterator stopped on an error, which then ends this iteration
+  // (status_ holds it): going on could show an older version of a key whose newer one, or
+  // whose deletion, could not be read.
+  bool StoppedOnError() {
+    if (iter_->Valid()) return false;
+    Status s = iter_->status();
+    if (s.ok()) return false;
+    status_ = std::move(s);
+    valid_ = false;
+    return true;
+  }
+
+  // From the first entry of a user key (invalid: past the last key), to the entry before it.
+  void StepBack() {
+    if (iter_->Valid()) {
+      iter_->Prev();
+    } else if (!StoppedOnError()) {
+      iter_->SeekToLast();
+    }
   }
 
   // The entry now current, in the calling thread's PerfContext.
@@ -127,6 +144,7 @@ class DBIter final : public Iterator {
           return;
       }
     }
+    StoppedOnError();
   }
 
   // The internal iterator is at a visible Merge entry of key_: collects operands down to a
@@ -154,6 +172,7 @@ class DBIter final : public Iterator {
       }
       break;  // a value or a deletion ends the chain
     }
+    if (StoppedOnError()) return false;  // the rest of the chain could not be read
     std::reverse(operands.begin(), operands.end());
     std::vector<Slice> slices(operands.begin(), operands.end());
     Slice base_slice(base);
@@ -167,7 +186,10 @@ class DBIter final : public Iterator {
   // Resolves user_key at the read sequence. true: key_/value_ hold its live value.
   bool ResolveKey(const std::string& user_key) {
     SeekInternal(user_key, sequence_);
-    if (!iter_->Valid()) return false;
+    if (!iter_->Valid()) {
+      StoppedOnError();
+      return false;
+    }
     ParsedInternalKey ikey;
     if (!Parse(&ikey)) return false;
     if (!ucmp_->Equal(ikey.user_key, user_key)) return false;
@@ -201,12 +223,9 @@ class DBIter final : public Iterator {
       }
       if (!status_.ok()) return;
       SeekInternal(user_key, kMaxSequenceNumber);
-      if (iter_->Valid()) {
-        iter_->Prev();
-      } else {
-        iter_->SeekToLast();
-      }
+      StepBack();
     }
+    StoppedOnError();
   }
 
   const Comparator* const ucmp_;

@@ -13,7 +13,9 @@ class MergingIterator final : public InternalIterator {
     heap_.reserve(children_.size());
   }
 
-  bool Valid() const override { return !heap_.empty(); }
+  // A child that stops on an error ends the whole iteration: going on without it could show an
+  // older version of a key whose newer one is in the failed child.
+  bool Valid() const override { return status_.ok() && !heap_.empty(); }
   void SeekToFirst() override {
     for (auto& c : children_) c->SeekToFirst();
     Rebuild(kForward);
@@ -67,6 +69,7 @@ class MergingIterator final : public InternalIterator {
   Slice key() const override { return children_[heap_.front()]->key(); }
   Slice value() const override { return children_[heap_.front()]->value(); }
   Status status() const override {
+    if (!status_.ok()) return status_;
     for (const auto& c : children_) {
       Status s = c->status();
       if (!s.ok()) return s;
@@ -94,17 +97,27 @@ class MergingIterator final : public InternalIterator {
       i = best;
     }
   }
+  // After every child was positioned: the heap of the valid ones, and the first child error.
   void Rebuild(Direction d) {
     direction_ = d;
     heap_.clear();
+    status_ = Status::OK();
     for (size_t i = 0; i < children_.size(); i++) {
-      if (children_[i]->Valid()) heap_.push_back(i);
+      if (children_[i]->Valid()) {
+        heap_.push_back(i);
+      } else {
+        NoteError(*children_[i]);
+      }
     }
     for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
   }
-  // The top child moved: drop it if exhausted, else restore the heap order.
+  void NoteError(const InternalIterator& child) {
+    if (status_.ok()) status_ = child.status();
+  }
+  // The top child moved: drop it if exhausted (or failed), else restore the heap order.
   void FixTop() {
     if (!children_[heap_.front()]->Valid()) {
+      NoteError(*children_[heap_.front()]);
       heap_.front() = heap_.back();
       heap_.pop_back();
     }
@@ -115,6 +128,9 @@ class MergingIterator final : public InternalIterator {
   std::vector<std::unique_ptr<InternalIterator>> children_;
   std::vector<size_t> heap_;  // indexes of valid children
   Direction direction_ = kForward;
+  // The first error of a child since the last repositioning of all children; not OK makes
+  // this iterator invalid.
+  Status status_;
 };
 
 }  // namespace
