@@ -415,6 +415,46 @@ TEST_F(DBFaultTest, OutOfSpaceThenResume) {
   EXPECT_EQ(Get(Key(acked + 1)), Value(acked + 1));
 }
 
+// The first write to a log fails, so the memtable is empty (right after Open, or after a
+// memtable switch as here). Resume retires that log as it does when the memtable holds data:
+// a partial record left at the end of a live log would fail every later open in absolute
+// consistency mode, and a write whose fsync failed would come back at the next open.
+TEST_F(DBFaultTest, ResumeRetiresALogWhoseFirstWriteFailed) {
+  for (const bool out_of_space : {true, false}) {
+    SCOPED_TRACE(out_of_space ? "out of space in the write" : "failed fsync");
+    Reset(7);
+    options_.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+    Open();
+    for (int i = 0; i < 5; i++) ASSERT_TRUE(Put(i, true).ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // an empty memtable on a new log
+    if (out_of_space) {
+      uint64_t used = 0;
+      for (const std::string& f : fs_->ListFiles()) used += fs_->FileSize(f);
+      fs_->SetSpaceQuota(used + 10);  // the record's first 10 bytes land
+    } else {
+      fs_->SetErrorRate(FaultOp::kSync, 1, ".log");
+    }
+    EXPECT_TRUE(Put(5, true).IsIOError());
+    fs_->DisableAllFaults();
+    fs_->SetSpaceQuota(UINT64_MAX);
+    ASSERT_TRUE(db_->Resume().ok());
+    EXPECT_EQ(Get(Key(5)), "NOT_FOUND");
+    ASSERT_TRUE(Put(6, true).ok());
+    ASSERT_TRUE(db_->Close().ok());
+    ASSERT_NO_FATAL_FAILURE(Open());
+    EXPECT_EQ(CheckPrefix(5), 5);
+    EXPECT_EQ(Get(Key(5)), "NOT_FOUND");  // failed, and stays so
+    EXPECT_EQ(Get(Key(6)), Value(6));
+    // The same after a power loss.
+    fs_->Crash(CrashMode::kDropUnsynced, /*revert_directories=*/true);
+    Abandon();
+    ASSERT_NO_FATAL_FAILURE(Open());
+    EXPECT_EQ(CheckPrefix(5), 5);
+    EXPECT_EQ(Get(Key(5)), "NOT_FOUND");
+    EXPECT_EQ(Get(Key(6)), Value(6));
+  }
+}
+
 TEST_F(DBFaultTest, ReadErrorsDuringRecoveryFailOpen) {
   Open();
   for (int i = 0; i < 50; i++) ASSERT_TRUE(Put(i, false).ok());

@@ -241,13 +241,27 @@ Status DBImpl::Resume() {
     if (mem_->num_entries() > 0) {
       imm_.push_front(Immutable{mem_, mem_log_number_});
       mem_ = NewMemTable();
-      mem_log_number_ = log_number_;
       InstallSuperVersion();
     }
+    // Also when the memtable was empty (the failed write was its log's first): the old log
+    // leaves the set that recovery replays, or a partial record at its end would fail every
+    // later open in absolute consistency mode, and a write whose fsync failed would come back.
+    mem_log_number_ = log_number_;
     bg_error_ = Status::OK();
     bg_work_cv_.SignalAll();
     while (!imm_.empty() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
     if (!bg_error_.ok()) return Status::IOError("Resume: flush failed", bg_error_.ToString());
+    if (versions_->log_number() < mem_log_number_) {
+      // Nothing was flushed to move it on: everything before the fresh log is in tables.
+      VersionEdit edit;
+      edit.SetLogNumber(mem_log_number_);
+      r = versions_->LogAndApply(&edit);
+      if (!r.ok()) {
+        SetBackgroundErrorLocked(r);
+        return r;
+      }
+      DeleteObsoleteFiles();
+    }
     read_only_.store(false, std::memory_order_release);
     return Status::OK();
   });
