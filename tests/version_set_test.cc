@@ -453,5 +453,81 @@ TEST_F(IteratorsTest, LevelAndMergingIteratorsKeepTheContract) {
   test::CheckIteratorContract(merged.get(), all, &icmp_, 2, &targets);
 }
 
+// An iterator over sorted internal keys that fails (invalid, Corruption) on reaching the
+// entry at fail_at, in either direction.
+class FailingIterator final : public InternalIterator {
+ public:
+  FailingIterator(const InternalKeyComparator* icmp, std::vector<std::string> keys, size_t fail_at)
+      : icmp_(icmp), keys_(std::move(keys)), fail_at_(fail_at) {}
+  bool Valid() const override { return pos_ < keys_.size() && status_.ok(); }
+  void SeekToFirst() override { Go(0); }
+  void SeekToLast() override { Go(keys_.size() - 1); }
+  void Seek(const Slice& target) override {
+    size_t i = 0;
+    while (i < keys_.size() && icmp_->Compare(keys_[i], target) < 0) i++;
+    Go(i);
+  }
+  void SeekForPrev(const Slice& target) override {
+    size_t i = keys_.size();
+    while (i > 0 && icmp_->Compare(keys_[i - 1], target) > 0) i--;
+    Go(i - 1);  // wraps to "invalid" before the first
+  }
+  void Next() override { Go(pos_ + 1); }
+  void Prev() override { Go(pos_ - 1); }
+  Slice key() const override { return keys_[pos_]; }
+  Slice value() const override { return "v"; }
+  Status status() const override { return status_; }
+
+ private:
+  void Go(size_t i) {
+    pos_ = i;
+    status_ = pos_ == fail_at_ ? Status::Corruption("unreadable block") : Status::OK();
+  }
+  const InternalKeyComparator* const icmp_;
+  const std::vector<std::string> keys_;
+  const size_t fail_at_;
+  size_t pos_ = 0;
+  Status status_;
+};
+
+// A child that fails ends the merged iteration (with its status) in both directions: the
+// others must not go on without it, or older versions it hides would show.
+TEST_F(IteratorsTest, MergingIteratorStopsAtAChildError) {
+  auto merged = [&] {
+    std::vector<std::unique_ptr<InternalIterator>> children;
+    children.push_back(std::make_unique<FailingIterator>(
+        &icmp_, std::vector<std::string>{IKey("a", 1), IKey("c", 1), IKey("e", 1)}, 99));
+    children.push_back(std::make_unique<FailingIterator>(
+        &icmp_, std::vector<std::string>{IKey("b", 2), IKey("d", 2), IKey("f", 2)}, 1));
+    return NewMergingIterator(&icmp_, std::move(children));
+  };
+  auto user_keys = [](InternalIterator* it, bool forward) {
+    std::string seen;
+    for (; it->Valid(); forward ? it->Next() : it->Prev())
+      seen += ExtractUserKey(it->key()).ToString();
+    return seen;
+  };
+  auto it = merged();
+  it->SeekToFirst();
+  EXPECT_EQ(user_keys(it.get(), true), "ab");  // "d" fails: not "abce"
+  EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+  it->SeekToLast();
+  EXPECT_EQ(user_keys(it.get(), false), "f");  // stepping back, "d" fails: not "fedcba"
+  EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+  it->Seek(IKey("c", kMaxSequenceNumber));  // the failing child lands on "d" at once
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+  it->Seek(IKey("e", kMaxSequenceNumber));  // past the failure: a fresh start, no error
+  EXPECT_EQ(user_keys(it.get(), true), "ef");
+  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  // Changing direction re-seeks the other children around the current key: from "e"
+  // backwards, the failing child is sought to "d".
+  it->Seek(IKey("e", kMaxSequenceNumber));
+  ASSERT_TRUE(it->Valid());
+  it->Prev();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+}
+
 }  // namespace
 }  // namespace shale
