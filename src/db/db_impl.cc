@@ -286,17 +286,21 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, PinnableSlice* 
   value->Reset();
   Status s = CheckOpen();
   if (!s.ok()) return s;
+  // The SuperVersion before the sequence (so in every read below): a SuperVersion installed
+  // after the sequence was read may come from a compaction that kept only versions newer
+  // than it. Loaded first, the SuperVersion holds every version up to the sequence, except
+  // writes to memtables it does not have, which are all newer than those it has.
+  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
   SequenceNumber seq;
   s = ReadSequence(options, &seq);
   if (!s.ok()) return s;
-  return GetImpl(options, seq, key, value);
+  return GetImpl(options, *sv, seq, key, value);
 }
 
-Status DBImpl::GetImpl(const ReadOptions& options, SequenceNumber seq, const Slice& key,
-                       PinnableSlice* value) {
+Status DBImpl::GetImpl(const ReadOptions& options, const SuperVersion& sv_ref, SequenceNumber seq,
+                       const Slice& key, PinnableSlice* value) {
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
-  // The SuperVersion is loaded after the sequence: everything up to seq is in it.
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  const SuperVersion* sv = &sv_ref;
   LookupKey lkey(key, seq);
   GetContext ctx(options_.merge_operator.get(), stats_, key, value);
   const bool in_memory = GetFromMemTablesTimed(*sv, lkey, &ctx);
@@ -325,15 +329,20 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
                       PinnableSlice* values, Status* statuses, bool sorted_input) {
   for (size_t i = 0; i < n; i++) values[i].Reset();
   Status s = CheckOpen();
-  SequenceNumber seq = 0;
-  if (s.ok()) s = ReadSequence(options, &seq);
   if (!s.ok() || n == 0) {
     for (size_t i = 0; i < n; i++) statuses[i] = s;
     return;
   }
-  const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
-  // Every key is read at the same sequence from one SuperVersion: one consistent state.
+  // Every key is read at the same sequence from one SuperVersion, loaded first (see Get):
+  // one consistent state.
   std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  SequenceNumber seq = 0;
+  s = ReadSequence(options, &seq);
+  if (!s.ok()) {
+    for (size_t i = 0; i < n; i++) statuses[i] = s;
+    return;
+  }
+  const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
   auto batch = std::make_unique<std::optional<MultiGetKey>[]>(n);
   std::vector<MultiGetKey*> order(n);
   for (size_t i = 0; i < n; i++) {
@@ -437,15 +446,18 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
     for (size_t i = 0; i < capacity; i++) operands[i].Reset();
   };
   Status s = CheckOpen();
+  if (!s.ok()) {
+    reset_all();
+    return s;
+  }
+  std::shared_ptr<SuperVersion> sv = GetSuperVersion();  // before the sequence: see Get
   SequenceNumber seq = 0;
-  if (s.ok()) s = ReadSequence(options, &seq);
+  s = ReadSequence(options, &seq);
   if (!s.ok()) {
     reset_all();
     return s;
   }
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
-
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
   LookupKey lkey(key, seq);
   // Each operand goes straight into the caller's slices (from the back: they arrive newest
   // first), pinned on one bundle whose count is set once the number is known; until then no
@@ -504,11 +516,12 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
-  SequenceNumber seq = 0;
   Status s = CheckOpen();
-  if (s.ok()) s = ReadSequence(options, &seq);
   if (!s.ok()) return NewErrorIterator(s);
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  std::shared_ptr<SuperVersion> sv = GetSuperVersion();  // before the sequence: see Get
+  SequenceNumber seq = 0;
+  s = ReadSequence(options, &seq);
+  if (!s.ok()) return NewErrorIterator(s);
   std::vector<std::unique_ptr<InternalIterator>> children;
   children.push_back(sv->mem->NewIterator());
   for (MemTable* m : sv->imm) children.push_back(m->NewIterator());

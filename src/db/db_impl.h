@@ -118,8 +118,9 @@ class DBImpl final : public DB {
   // snapshot of another DB.
   Status ReadSequence(const ReadOptions& options, SequenceNumber* seq) const;
   Status CheckOpen() const;
-  Status GetImpl(const ReadOptions& options, SequenceNumber seq, const Slice& key,
-                 PinnableSlice* value);
+  // Reads key at seq from sv, which the caller loaded before it read seq (see Get).
+  Status GetImpl(const ReadOptions& options, const SuperVersion& sv, SequenceNumber seq,
+                 const Slice& key, PinnableSlice* value);
   // Enters the read-only state after a failed WAL write or sync, flush or compaction.
   void SetBackgroundError(const Status& s) EXCLUDES(mutex_);
   void SetBackgroundErrorLocked(const Status& s) REQUIRES(mutex_);
