@@ -17,6 +17,11 @@
 //
 // Thread safety: all methods may be called concurrently from any thread, except that Close()
 // and destruction must not race with other calls.
+//
+// Lifetime: iterators, and PinnableSlices filled by Get, MultiGet or GetMergeOperands, may
+// point into the DB's memtables and block cache; destroy the iterators and Reset() the slices
+// before the DB is destroyed (a block cache passed in Options outlives it only if the caller
+// keeps its own reference).
 #pragma once
 
 #include <cstddef>
