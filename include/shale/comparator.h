@@ -3,6 +3,10 @@
 // Thread safety: implementations must be stateless or internally synchronized; one comparator is
 // shared by every thread of a DB. Name() is recorded on disk, and a DB refuses to open with a
 // comparator of another name.
+//
+// Equal keys must be equal bytes: the bloom filters of memtables and tables hash a key's bytes,
+// so with an order in which different byte strings compare equal (say, case-insensitive), a
+// point read of one spelling can miss the key stored under another.
 #pragma once
 
 #include <string>
