@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -231,21 +233,62 @@ TEST_F(DBLsmTest, CorruptManifestFailsOpen) {
 }
 
 TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
-  options_.disable_auto_compactions = true;  // L0 only grows
+  // In memory, where every sync can be made slow: the compaction that the second L0 file
+  // starts is still running while the last writes find L0 at the slowdown trigger.
+  auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
+  options_.file_system = fs;
   options_.level0_slowdown_writes_trigger = 2;
   options_.level0_stop_writes_trigger = 100;
   options_.statistics = CreateDBStatistics();
   Open();
-  for (int f = 0; f < 4; f++) {
-    Fill(f * 10, f * 10 + 10, "s");
-    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-  }
+  Fill(0, 10, "s");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  fs->SetSyncLatency(std::chrono::milliseconds(300));
+  Fill(10, 20, "s");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   Fill(100, 110, "s");
+  fs->SetSyncLatency(std::chrono::microseconds(0));
   std::string stall;
   ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
   EXPECT_NE(stall.find("level0-slowdown: "), std::string::npos);
   EXPECT_EQ(stall.find("level0-slowdown: 0;"), std::string::npos) << stall;
   EXPECT_GT(options_.statistics->getTickerCount(STALL_MICROS), 0u);
+}
+
+// With automatic compactions off nothing brings L0 down, so its slowdown and stop triggers do
+// not apply: a bulk load past the stop trigger neither hangs (it did: the writer waited for a
+// compaction that never came, and CompactRange queued behind it) nor crawls, and CompactRange
+// afterwards brings L0 down.
+TEST_F(DBLsmTest, L0TriggersDoNotStallWritesWhenAutoCompactionsAreOff) {
+  options_.disable_auto_compactions = true;
+  options_.level0_file_num_compaction_trigger = 1;
+  options_.level0_slowdown_writes_trigger = 2;
+  options_.level0_stop_writes_trigger = 3;
+  Open();
+  std::atomic<bool> finished{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 1200 && !finished.load(); i++) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!finished.load()) {
+      std::fprintf(stderr, "writes are stalled for good: L0 = %d\n", FilesAt(0));
+      std::abort();
+    }
+  });
+  for (int f = 0; f < 6; f++) {
+    Fill(f * 10, f * 10 + 10, "b");
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  Fill(100, 110, "b");
+  EXPECT_EQ(FilesAt(0), 6);
+  std::string stall;
+  ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
+  EXPECT_NE(stall.find("level0-slowdown: 0; level0-stop: 0;"), std::string::npos) << stall;
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  EXPECT_EQ(FilesAt(0), 0);
+  for (int i = 0; i < 60; i++) EXPECT_EQ(Get(Key(i)), Val("b", i));
+  finished.store(true);
+  watchdog.join();
 }
 
 // Readers run while writers force flushes and compactions: every read sees a value some

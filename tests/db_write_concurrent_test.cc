@@ -179,12 +179,7 @@ TEST_F(DBWriteConcurrentTest, ReadersSeeMonotonicCounters) {
 // always exist while a writer overwrites them and compacts; NotFound is a failure.
 TEST_F(DBWriteConcurrentTest, ReadsNeverMissAKeyWhileCompactionsDropOldVersions) {
   constexpr int kKeys = 4;
-  auto fs = std::make_shared<FaultInjectionFileSystem>(5);  // in memory: fast syncs
-  for (size_t slash = dbname_.find('/', 1); slash != std::string::npos;
-       slash = dbname_.find('/', slash + 1)) {
-    ASSERT_TRUE(fs->CreateDirIfMissing(dbname_.substr(0, slash)).ok());
-  }
-  options_.file_system = fs;
+  options_.file_system = FaultInjectionFileSystem::WithParentsOf(dbname_, 5);  // fast syncs
   options_.disable_auto_compactions = true;
   Open();
   std::vector<std::string> keys;

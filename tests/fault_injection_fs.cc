@@ -1,6 +1,7 @@
 #include "tests/fault_injection_fs.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <thread>
 
@@ -125,6 +126,18 @@ class FaultInjectionFileSystem::Lock final : public FileLock {
 
 FaultInjectionFileSystem::FaultInjectionFileSystem(uint64_t seed) : rnd_(seed) {
   dirs_["/"] = true;
+}
+
+std::shared_ptr<FaultInjectionFileSystem> FaultInjectionFileSystem::WithParentsOf(
+    const std::string& path, uint64_t seed) {
+  auto fs = std::make_shared<FaultInjectionFileSystem>(seed);
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    Status s = fs->CreateDirIfMissing(path.substr(0, slash));
+    assert(s.ok());
+    s.PermitUncheckedError();
+  }
+  return fs;
 }
 
 FaultInjectionFileSystem::~FaultInjectionFileSystem() = default;

@@ -70,6 +70,9 @@ enum class FaultKind : int {
 class FaultInjectionFileSystem final : public FileSystem {
  public:
   explicit FaultInjectionFileSystem(uint64_t seed = 301);
+  // One whose directories down to path's parent exist (for a DB at path).
+  static std::shared_ptr<FaultInjectionFileSystem> WithParentsOf(const std::string& path,
+                                                                 uint64_t seed = 301);
   ~FaultInjectionFileSystem() override;
 
   // ---- FileSystem ----

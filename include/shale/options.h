@@ -83,7 +83,8 @@ struct Options {
   int max_open_files = -1;                           // -1: unbounded; else >= 1
   // The MANIFEST is rewritten as a fresh snapshot once it grows past this size.
   uint64_t max_manifest_file_size = 64ull << 20;
-  // No compactions are scheduled automatically (CompactRange still works).
+  // No compactions are scheduled automatically (CompactRange still works), and the L0
+  // slowdown and stop triggers do not apply: nothing would bring L0 down.
   bool disable_auto_compactions = false;
 
   // ---- Table format ----

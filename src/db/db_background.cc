@@ -82,7 +82,11 @@ Status DBImpl::MakeRoomForWrite() {
       return Status::IOError("DB is read-only after an earlier error; call Resume()",
                              bg_error_.ToString());
     }
-    const size_t l0 = versions_->current()->files(0).size();
+    if (shutting_down_) return Status::Aborted("the DB is closing");
+    // L0's triggers say that compaction is behind. With automatic compactions off nothing
+    // brings L0 down (a bulk load, then CompactRange), so they do not apply: waiting would
+    // never end, and CompactRange would queue behind the stalled writer.
+    const size_t l0 = options_.disable_auto_compactions ? 0 : versions_->current()->files(0).size();
     const bool mem_full = mem_->ApproximateMemoryUsage() >= options_.write_buffer_size;
     if (!delayed && l0 >= static_cast<size_t>(options_.level0_slowdown_writes_trigger) &&
         l0 < static_cast<size_t>(options_.level0_stop_writes_trigger)) {
