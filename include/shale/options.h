@@ -113,7 +113,8 @@ struct ReadOptions {
 struct WriteOptions {
   // Return only once the write is durable (WAL fsynced).
   bool sync = false;
-  // Skip the WAL: the write is lost on any crash. Cannot be combined with sync.
+  // Skip the WAL: the write is lost on a crash before its memtable is flushed to a table.
+  // Cannot be combined with sync.
   bool disableWAL = false;
 };
 
