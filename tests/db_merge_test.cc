@@ -272,6 +272,41 @@ TEST_F(DBMergeTest, TablesRecordTheirMergeOperator) {
   EXPECT_EQ(Get("plain"), "v");
 }
 
+// Merge operands still in the WAL at Close: an open without the merge operator refuses them
+// (InvalidArgument) instead of flushing them into a table stamped with no operator, which would
+// make every later open with the operator fail to read it.
+TEST_F(DBMergeTest, OpenWithoutTheOperatorRefusesMergesInTheLog) {
+  for (bool avoid_flush : {false, true}) {
+    SCOPED_TRACE(avoid_flush);
+    ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+    options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
+    options_.avoid_flush_during_recovery = avoid_flush;
+    Open();
+    ASSERT_TRUE(Put("plain", "v").ok());
+    ASSERT_TRUE(Merge("k", "1").ok());
+    ASSERT_TRUE(Merge("k", "2").ok());
+    Close();  // the merges are only in the log
+    options_.merge_operator = nullptr;
+    Status s = TryOpen();
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_NE(s.ToString().find("merge_operator"), std::string::npos) << s.ToString();
+    Close();
+    options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
+    Open();
+    EXPECT_EQ(Get("k"), "1,2");
+    EXPECT_EQ(Get("plain"), "v");
+    // Once flushed, the table records the operator; an open without one works and reading the
+    // table says why it cannot.
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    Close();
+    options_.merge_operator = nullptr;
+    Open();
+    PinnableSlice v;
+    EXPECT_TRUE(db_->Get(ReadOptions(), "k", &v).IsInvalidArgument());
+    Close();
+  }
+}
+
 // Readers pin operands and values while writers merge and the background flushes and
 // compacts. Run under ThreadSanitizer (and ASan) in CI.
 TEST_F(DBMergeTest, ConcurrentPinnedReadsDuringFlushAndCompaction) {

@@ -80,18 +80,9 @@ Status DBImpl::Merge(const WriteOptions& options, const Slice& key, const Slice&
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch == nullptr) return Status::InvalidArgument("null WriteBatch");
-  if (!options_.merge_operator) {
-    // A batch with a Merge record needs an operator, like DB::Merge.
-    class MergeFinder : public WriteBatch::Handler {
-     public:
-      Status Put(const Slice&, const Slice&) override { return Status::OK(); }
-      Status Delete(const Slice&) override { return Status::OK(); }
-      Status Merge(const Slice&, const Slice&) override {
-        return Status::InvalidArgument("Merge requires a merge_operator");
-      }
-    } finder;
-    Status s = batch->Iterate(&finder);
-    if (!s.ok()) return s;
+  // A batch with a Merge record needs an operator, like DB::Merge.
+  if (!options_.merge_operator && WriteBatchInternal::HasMerge(batch)) {
+    return Status::InvalidArgument("Merge requires a merge_operator");
   }
   return WriteImpl(options, batch);
 }

@@ -297,12 +297,23 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   bool dropped = false;
   Status flush_status;
   const WALRecoveryMode mode = options_.wal_recovery_mode;
+  // Merge operands replayed without a merge operator would be flushed into tables stamped
+  // with none, which no later open with the real operator could read: refuse the open instead,
+  // before anything is written, so that opening with the operator still works.
+  Status refused;
   for (uint64_t number : logs) {
     Status problem;
     uint64_t records = 0;
     const std::string name = LogFileName(dbname_, number);
     auto end = ReplayLog(fs_.get(), name, &last_seq, &records, &problem,
                          [&](const WriteBatch& batch, SequenceNumber first) {
+                           if (!refused.ok()) return;
+                           if (!options_.merge_operator &&
+                               WriteBatchInternal::HasMerge(&batch)) {
+                             refused = Status::InvalidArgument(
+                                 name, "holds merge operands: open with the merge_operator");
+                             return;
+                           }
                            Status ins = WriteBatchInternal::InsertInto(&batch, first, mem_);
                            assert(ins.ok());  // validated by ReplayLog
                            ins.PermitUncheckedError();
@@ -314,6 +325,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
                              mem_ = NewMemTable();
                            }
                          });
+    if (!refused.ok()) return refused;
     if (!flush_status.ok()) return flush_status;
     replayed.push_back({records, last_seq, end});
     using End = log::Reader::End;

@@ -164,6 +164,16 @@ Status WriteBatchInternal::Validate(const WriteBatch* batch) {
   return batch->Iterate(&nop);
 }
 
+bool WriteBatchInternal::HasMerge(const WriteBatch* batch) {
+  class MergeFinder : public WriteBatch::Handler {
+   public:
+    Status Put(const Slice&, const Slice&) override { return Status::OK(); }
+    Status Delete(const Slice&) override { return Status::OK(); }
+    Status Merge(const Slice&, const Slice&) override { return Status::Aborted("found"); }
+  } finder;
+  return batch->Iterate(&finder).IsAborted();
+}
+
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
                                       MemTable* mem) {
   class Inserter : public WriteBatch::Handler {

@@ -35,6 +35,9 @@ class WriteBatchInternal {
   // equal to the header's. Corruption otherwise.
   static Status Validate(const WriteBatch* batch);
 
+  // True if the batch holds a Merge record (on a malformed batch: one before the damage).
+  static bool HasMerge(const WriteBatch* batch);
+
   // Inserts the records into mem with sequence numbers first_seq, first_seq + 1, ...
   // REQUIRES: the batch is valid (built through the API, or Validate()d).
   static Status InsertInto(const WriteBatch* batch, SequenceNumber first_seq, MemTable* mem);
