@@ -59,6 +59,25 @@ TEST(WriteBatchTest, RecordsInOrderAndClear) {
   EXPECT_EQ(Print(b), "");
 }
 
+// A moved-from batch is empty and usable (not a string without its header).
+TEST(WriteBatchTest, MovedFromBatchIsEmptyAndUsable) {
+  WriteBatch a;
+  ASSERT_TRUE(a.Put("k", "v").ok());
+  WriteBatch b(std::move(a));
+  EXPECT_EQ(b.Count(), 1u);
+  EXPECT_EQ(a.Count(), 0u);  // NOLINT(bugprone-use-after-move): the documented state
+  EXPECT_EQ(a.GetDataSize(), WriteBatchInternal::kHeader);
+  EXPECT_TRUE(WriteBatchInternal::Validate(&a).ok());
+  ASSERT_TRUE(a.Merge("m", "1").ok());
+  EXPECT_EQ(Print(a), "Merge(m,1)");
+  b = std::move(a);
+  EXPECT_EQ(Print(b), "Merge(m,1)");
+  EXPECT_EQ(a.Count(), 0u);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(Print(a), "");
+  EXPECT_TRUE(WriteBatchInternal::HasMerge(&b));
+  EXPECT_FALSE(WriteBatchInternal::HasMerge(&a));
+}
+
 TEST(WriteBatchTest, EncodingIsTheDocumentedFormat) {
   WriteBatch b;
   ASSERT_TRUE(b.Put("k", "v").ok());

@@ -32,8 +32,9 @@ class WriteBatch {
   WriteBatch();
   WriteBatch(const WriteBatch&) = default;
   WriteBatch& operator=(const WriteBatch&) = default;
-  WriteBatch(WriteBatch&&) noexcept = default;
-  WriteBatch& operator=(WriteBatch&&) noexcept = default;
+  // A moved-from batch is empty and usable.
+  WriteBatch(WriteBatch&& other) noexcept;
+  WriteBatch& operator=(WriteBatch&& other) noexcept;
 
   // Each returns InvalidArgument if the key or value is over the size limits (DB::kMaxKeySize,
   // DB::kMaxValueSize) and leaves the batch unchanged then.

@@ -55,6 +55,18 @@ Status ReadRecord(Slice* input, ValueType* type, Slice* key, Slice* value) {
 
 WriteBatch::WriteBatch() { Clear(); }
 
+WriteBatch::WriteBatch(WriteBatch&& other) noexcept : rep_(std::move(other.rep_)) {
+  other.Clear();  // the header fits the string's inline buffer: no allocation
+}
+
+WriteBatch& WriteBatch::operator=(WriteBatch&& other) noexcept {
+  if (this != &other) {
+    rep_ = std::move(other.rep_);
+    other.Clear();
+  }
+  return *this;
+}
+
 void WriteBatch::Clear() {
   rep_.clear();
   rep_.resize(WriteBatchInternal::kHeader, '\0');
