@@ -81,6 +81,10 @@ TEST_F(ShaleLdbTest, DumpWalShowsEveryRecord) {
   EXPECT_NE(r.output.find("PUT(a) : 1"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("DELETE(b)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("MERGE(c) : x"), std::string::npos) << r.output;
+  // Without the operator the open refuses the log's merge operands and writes nothing.
+  r = Ldb("stats");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("merge_operator"), std::string::npos) << r.output;
   r = Ldb("--merge_operator=StringAppendOperator get c");
   EXPECT_EQ(r.output, "x\n");
 }
@@ -92,6 +96,11 @@ TEST_F(ShaleLdbTest, ClearErrorsForMissingOrDamagedDbsAndBadUsage) {
   r = Ldb("verify");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("no CURRENT"), std::string::npos) << r.output;
+  r = Ldb("dump_wal");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no CURRENT"), std::string::npos) << r.output;
+  EXPECT_EQ(Ldb("frobnicate").exit_code, 2);  // usage is checked before the DB
+  EXPECT_EQ(Ldb("get a b").exit_code, 2);
 
   Open();
   for (int i = 0; i < 200; i++)

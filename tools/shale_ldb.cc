@@ -290,20 +290,48 @@ int Run(const Args& a) {
   if (a.positional.empty()) return Usage("no command");
   const std::string& cmd = a.positional[0];
   const size_t nargs = a.positional.size() - 1;
+  // Every command and its argument count, checked before anything is opened.
+  struct Command {
+    const char* name;
+    size_t nargs;
+    const char* usage;
+  };
+  static constexpr Command kCommands[] = {
+      {"get", 1, "get takes KEY"},
+      {"put", 2, "put takes KEY VALUE"},
+      {"delete", 1, "delete takes KEY"},
+      {"scan", 0, "scan takes no arguments (use --from --to --limit)"},
+      {"stats", 0, "stats takes no arguments"},
+      {"dump_wal", 0, "dump_wal takes no arguments"},
+      {"manifest_dump", 0, "manifest_dump takes no arguments"},
+      {"verify", 0, "verify takes no arguments"},
+  };
+  const Command* command = nullptr;
+  for (const Command& c : kCommands) {
+    if (cmd == c.name) command = &c;
+  }
+  if (command == nullptr) return Usage("unknown command '" + cmd + "'");
+  if (nargs != command->nargs) return Usage(command->usage);
   auto arg = [&](size_t i, std::string* out) {
     *out = a.positional[i + 1];
     return !a.hex || FromHex(*out, out);
   };
   std::shared_ptr<FileSystem> fs = FileSystem::Default();
   if (a.db.empty()) return Usage("--db is required");
+  auto require_db = [&]() {
+    return fs->FileExists(CurrentFileName(a.db)).ok()
+               ? Status::OK()
+               : Status::InvalidArgument("not a shale DB (no CURRENT file)");
+  };
 
   // Commands that read files directly, without opening the DB.
   if (cmd == "dump_wal") {
-    if (nargs != 0) return Usage("dump_wal takes no arguments");
     std::vector<std::string> paths;
     if (!a.walfile.empty()) {
       paths.push_back(a.walfile);
     } else {
+      Status s = require_db();
+      if (!s.ok()) return Fail(a.db, s);
       for (const auto& [n, p] : FilesOfType(fs.get(), a.db, FileType::kLog)) paths.push_back(p);
     }
     for (const std::string& p : paths) {
@@ -313,7 +341,6 @@ int Run(const Args& a) {
     return 0;
   }
   if (cmd == "manifest_dump") {
-    if (nargs != 0) return Usage("manifest_dump takes no arguments");
     std::string path = a.path;
     if (path.empty()) {
       Status s = CurrentManifest(fs.get(), a.db, &path);
@@ -326,15 +353,15 @@ int Run(const Args& a) {
     return 0;
   }
   if (cmd == "verify") {
-    if (nargs != 0) return Usage("verify takes no arguments");
-    if (!fs->FileExists(CurrentFileName(a.db)).ok()) {
-      return Fail(a.db, Status::InvalidArgument("not a shale DB (no CURRENT file)"));
-    }
+    Status s = require_db();
+    if (!s.ok()) return Fail(a.db, s);
     return Verify(fs.get(), a.db);
   }
 
   Options options;
   options.create_if_missing = false;
+  // Reading commands leave the logs as they are: no tables written by the open.
+  options.avoid_flush_during_recovery = cmd == "get" || cmd == "scan" || cmd == "stats";
   if (!a.merge_operator.empty()) {
     options.merge_operator = MergeOperators::CreateFromName(a.merge_operator);
     if (options.merge_operator == nullptr) return Usage("unknown --merge_operator");
@@ -344,7 +371,6 @@ int Run(const Args& a) {
   if (!s.ok()) return Fail("open " + a.db, s);
 
   if (cmd == "get") {
-    if (nargs != 1) return Usage("get takes KEY");
     std::string key, value;
     if (!arg(0, &key)) return Usage("KEY is not hex");
     s = db->Get(ReadOptions(), key, &value);
@@ -355,7 +381,6 @@ int Run(const Args& a) {
     if (!s.ok()) return Fail("get", s);
     std::printf("%s\n", Show(value, a.hex).c_str());
   } else if (cmd == "put") {
-    if (nargs != 2) return Usage("put takes KEY VALUE");
     std::string key, value;
     if (!arg(0, &key) || !arg(1, &value)) return Usage("KEY or VALUE is not hex");
     WriteOptions wo;
@@ -364,7 +389,6 @@ int Run(const Args& a) {
     if (!s.ok()) return Fail("put", s);
     std::printf("OK\n");
   } else if (cmd == "delete") {
-    if (nargs != 1) return Usage("delete takes KEY");
     std::string key;
     if (!arg(0, &key)) return Usage("KEY is not hex");
     WriteOptions wo;
@@ -373,7 +397,6 @@ int Run(const Args& a) {
     if (!s.ok()) return Fail("delete", s);
     std::printf("OK\n");
   } else if (cmd == "scan") {
-    if (nargs != 0) return Usage("scan takes no arguments (use --from --to --limit)");
     std::string from = a.from, to = a.to;
     if (a.hex && ((a.has_from && !FromHex(a.from, &from)) || (a.has_to && !FromHex(a.to, &to)))) {
       return Usage("--from or --to is not hex");
@@ -388,12 +411,9 @@ int Run(const Args& a) {
     }
     if (!it->status().ok()) return Fail("scan", it->status());
   } else if (cmd == "stats") {
-    if (nargs != 0) return Usage("stats takes no arguments");
     std::string stats;
     if (!db->GetProperty("shale.stats", &stats)) return Fail("stats", Status::NotSupported(""));
     std::printf("%s\n", stats.c_str());
-  } else {
-    return Usage("unknown command '" + cmd + "'");
   }
   s = db->Close();
   if (!s.ok()) return Fail("close", s);
