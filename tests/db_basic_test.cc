@@ -74,6 +74,7 @@ TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   expect_invalid("comparator", [](Options& o) { o.comparator = nullptr; });
   expect_invalid("write_buffer_size", [](Options& o) { o.write_buffer_size = 0; });
+  expect_invalid("write_buffer_size", [](Options& o) { o.write_buffer_size = SIZE_MAX; });
   expect_invalid("memtable_bloom_size_ratio", [](Options& o) { o.memtable_bloom_size_ratio = -1; });
   expect_invalid("memtable_bloom_size_ratio",
                  [](Options& o) { o.memtable_bloom_size_ratio = 0.5; });
@@ -97,6 +98,7 @@ TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
   expect_invalid("max_bytes_for_level_multiplier",
                  [&](Options& o) { o.max_bytes_for_level_multiplier = nan; });
   expect_invalid("max_background_jobs", [](Options& o) { o.max_background_jobs = 0; });
+  expect_invalid("max_background_jobs", [](Options& o) { o.max_background_jobs = 1 << 20; });
   expect_invalid("max_open_files", [](Options& o) { o.max_open_files = 0; });
   expect_invalid("compression", [](Options& o) { o.compression = CompressionType{0x55}; });
   expect_invalid("block_size", [](Options& o) { o.block_size = 0; });
@@ -393,6 +395,54 @@ TEST_F(DBBasicTest, LargeValuesSpanWalBlocks) {
   Reopen();
   EXPECT_EQ(Get("v1"), v1);
   EXPECT_EQ(Get("v2"), v2);
+}
+
+// A released snapshot is refused by every read, and releasing it again does nothing (no use
+// of freed memory: ASan in CI).
+TEST_F(DBBasicTest, ReleasedSnapshotIsRefusedAndReleasingTwiceIsHarmless) {
+  Open();
+  ASSERT_TRUE(Put("k", "v").ok());
+  const Snapshot* kept = db_->GetSnapshot();
+  const Snapshot* snap = db_->GetSnapshot();
+  db_->ReleaseSnapshot(snap);
+  db_->ReleaseSnapshot(snap);
+  ReadOptions ro;
+  ro.snapshot = snap;
+  std::string value;
+  Status s = db_->Get(ro, "k", &value);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_TRUE(db_->NewIterator(ro)->status().IsInvalidArgument());
+  ro.snapshot = kept;  // the other snapshot is untouched
+  EXPECT_EQ(Get("k", kept), "v");
+  std::string n;
+  ASSERT_TRUE(db_->GetProperty("shale.num-snapshots", &n));
+  EXPECT_EQ(n, "1");
+  db_->ReleaseSnapshot(kept);
+  Close();
+}
+
+// Close refuses while an iterator is alive (it reads the DB's memtables and tables), like
+// unreleased snapshots; the DB stays usable, and closes once the iterator is gone.
+TEST_F(DBBasicTest, CloseRefusesWhileIteratorsAreAlive) {
+  Open();
+  ASSERT_TRUE(Put("a", "1").ok());
+  ASSERT_TRUE(Put("b", "2").ok());
+  std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+  std::unique_ptr<Iterator> second = db_->NewIterator(ReadOptions());
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  Status s = db_->Close();
+  EXPECT_TRUE(s.IsAborted()) << s.ToString();
+  EXPECT_NE(s.ToString().find("iterator"), std::string::npos) << s.ToString();
+  it->Next();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key().ToString(), "b");
+  EXPECT_EQ(Get("a"), "1");
+  it.reset();
+  EXPECT_TRUE(db_->Close().IsAborted());
+  second.reset();
+  EXPECT_TRUE(db_->NewIterator(ReadOptions())->status().ok());  // destroyed at once
+  Close();  // checks that Close succeeds
 }
 
 TEST_F(DBBasicTest, UseAfterCloseIsAborted) {

@@ -232,6 +232,35 @@ TEST_F(DBLsmTest, CorruptManifestFailsOpen) {
   EXPECT_NE(s.ToString().find(".sst listed in the MANIFEST"), std::string::npos) << s.ToString();
 }
 
+// Reopening with fewer levels than the data uses is the options' fault: InvalidArgument naming
+// num_levels (not Corruption), and the DB opens again with enough levels.
+TEST_F(DBLsmTest, TooFewLevelsForTheDataIsInvalidArgument) {
+  options_.disable_auto_compactions = true;
+  Open();
+  Fill(0, 100, "v");
+  for (int i = 0; i < 3 && FilesAt(3) == 0; i++) {
+    ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  }
+  ASSERT_GT(FilesAt(3), 0);
+  Close();
+  options_.num_levels = 3;
+  Status s = TryOpen();
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("num_levels"), std::string::npos) << s.ToString();
+  options_.num_levels = 4;
+  Open();
+  EXPECT_EQ(Get(Key(7)), Val("v", 7));
+}
+
+TEST_F(DBLsmTest, CompactRangeWithBeginAfterEndIsInvalidArgument) {
+  Open();
+  Fill(0, 10, "v");
+  const Slice begin("k5"), end("k1");
+  EXPECT_TRUE(db_->CompactRange(CompactRangeOptions(), &begin, &end).IsInvalidArgument());
+  EXPECT_TRUE(db_->CompactRange(CompactRangeOptions(), &end, &begin).ok());
+  EXPECT_TRUE(db_->CompactRange(CompactRangeOptions(), &begin, &begin).ok());
+}
+
 TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
   // In memory, where every sync can be made slow: the compaction that the second L0 file
   // starts is still running while the last writes find L0 at the slowdown trigger.

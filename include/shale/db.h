@@ -91,12 +91,16 @@ class DB {
 
   virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
 
-  // The DB owns the snapshot; release it with ReleaseSnapshot before closing the DB.
+  // The DB owns the snapshot; release it with ReleaseSnapshot before closing the DB. Reads
+  // given a released snapshot, or another DB's, return InvalidArgument (unless a newer snapshot
+  // of this DB happens to reuse the released one's address); releasing one twice, or another
+  // DB's, does nothing.
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
   virtual Status Flush(const FlushOptions& options) = 0;
-  // Compacts the key range [*begin, *end] (null: unbounded) down the levels.
+  // Compacts the key range [*begin, *end] (null: unbounded) down the levels. InvalidArgument
+  // if begin is after end.
   virtual Status CompactRange(const CompactRangeOptions& options, const Slice* begin,
                               const Slice* end) = 0;
   // Waits until no flush or compaction is pending or running.
@@ -106,6 +110,7 @@ class DB {
   // Leaves the read-only state entered after a background or WAL error, if the cause is gone.
   virtual Status Resume() = 0;
   // Waits for background work, releases files and the LOCK. Later calls return Aborted.
+  // Refuses (Aborted, the DB stays open) while snapshots are unreleased or iterators alive.
   virtual Status Close() = 0;
 
   // "shale.stats", "shale.num-files-at-level<N>", "shale.cur-size-all-mem-tables", ...

@@ -57,10 +57,10 @@ struct Options {
   std::shared_ptr<Cache> block_cache;             // null: a 32 MiB LRU cache
 
   // ---- Memtables and write path ----
-  // Bytes of memtable before it is switched for a new one and flushed. > 0. From 128 MiB on,
-  // memtable memory is reserved in 2 MiB blocks advised as transparent huge pages (Linux, when
-  // /sys/kernel/mm/transparent_hugepage/enabled allows madvise): walking a large memtable then
-  // costs far fewer TLB misses.
+  // Bytes of memtable before it is switched for a new one and flushed. In [1, 64 GiB]. From
+  // 128 MiB on, memtable memory is reserved in 2 MiB blocks advised as transparent huge pages
+  // (Linux, when /sys/kernel/mm/transparent_hugepage/enabled allows madvise): walking a large
+  // memtable then costs far fewer TLB misses.
   size_t write_buffer_size = 64 << 20;
   // Memtables (mutable + immutable) kept before writes stall. >= 2.
   int max_write_buffer_number = 2;
@@ -79,7 +79,7 @@ struct Options {
   uint64_t target_file_size_base = 64ull << 20;      // > 0
   uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
   double max_bytes_for_level_multiplier = 10;        // >= 1
-  int max_background_jobs = 2;                       // >= 1
+  int max_background_jobs = 2;                       // in [1, 64]
   int max_open_files = -1;                           // -1: unbounded; else >= 1
   // The MANIFEST is rewritten as a fresh snapshot once it grows past this size.
   uint64_t max_manifest_file_size = 64ull << 20;

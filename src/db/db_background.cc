@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <system_error>
 
 #include "memtable/memtable.h"
 #include "src/db/builder.h"
@@ -129,10 +130,15 @@ Status DBImpl::MakeRoomForWrite() {
 
 // ---------------------------------------------------------------- background threads
 
-void DBImpl::StartBackgroundThreads() {
-  for (int i = 0; i < options_.max_background_jobs; i++) {
-    bg_threads_.emplace_back([this] { BackgroundThread(); });
+Status DBImpl::StartBackgroundThreads() {
+  try {
+    for (int i = 0; i < options_.max_background_jobs; i++) {
+      bg_threads_.emplace_back([this] { BackgroundThread(); });
+    }
+  } catch (const std::system_error& e) {  // out of threads (ulimit -u, memory)
+    return Status::IOError("cannot start background threads", e.what());
   }
+  return Status::OK();
 }
 
 bool DBImpl::NeedsCompaction() const {
@@ -442,6 +448,9 @@ Status DBImpl::Flush(const FlushOptions& options) {
 }
 
 Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, const Slice* end) {
+  if (begin != nullptr && end != nullptr && options_.comparator->Compare(*begin, *end) > 0) {
+    return Status::InvalidArgument("CompactRange: begin is after end");
+  }
   Status s = Flush(FlushOptions());
   if (!s.ok()) return s;
   MutexLock l(&mutex_);

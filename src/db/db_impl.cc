@@ -265,11 +265,11 @@ Status DBImpl::ReadSequence(const ReadOptions& options, SequenceNumber* seq) con
     *seq = last_sequence_.load(std::memory_order_acquire);
     return Status::OK();
   }
-  auto* snap = dynamic_cast<const SnapshotImpl*>(options.snapshot);
-  if (snap == nullptr || snap->owner() != this) {
-    return Status::InvalidArgument("snapshot does not belong to this DB");
+  MutexLock l(&snapshot_mu_);
+  if (live_snapshots_.count(options.snapshot) == 0) {
+    return Status::InvalidArgument("snapshot was released or does not belong to this DB");
   }
-  *seq = snap->GetSequenceNumber();
+  *seq = options.snapshot->GetSequenceNumber();  // live: its release waits for snapshot_mu_
   return Status::OK();
 }
 
@@ -521,12 +521,15 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
                             NewMergingIterator(&icmp_, std::move(children)), seq);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
+  live_iterators_.fetch_add(1, std::memory_order_relaxed);
   iter->RegisterCleanup(
-      [](void* p, void*) {
+      [](void* p, void* db) {
         std::unique_ptr<std::shared_ptr<SuperVersion>> h(
             static_cast<std::shared_ptr<SuperVersion>*>(p));
+        h.reset();
+        static_cast<DBImpl*>(db)->live_iterators_.fetch_sub(1, std::memory_order_release);
       },
-      hold, nullptr);
+      hold, this);
   return iter;
 }
 
@@ -534,18 +537,28 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
 
 const Snapshot* DBImpl::GetSnapshot() {
   if (!CheckOpen().ok()) return nullptr;
-  MutexLock l(&mutex_);
-  auto snap = std::make_unique<SnapshotImpl>(this, last_sequence_.load(std::memory_order_acquire));
-  SnapshotImpl* raw = snap.get();
-  snapshots_.push_back(std::move(snap));
-  raw->position = std::prev(snapshots_.end());
+  SnapshotImpl* raw = nullptr;
+  {
+    MutexLock l(&mutex_);
+    auto snap =
+        std::make_unique<SnapshotImpl>(last_sequence_.load(std::memory_order_acquire));
+    raw = snap.get();
+    snapshots_.push_back(std::move(snap));
+    raw->position = std::prev(snapshots_.end());
+  }
+  MutexLock l(&snapshot_mu_);
+  live_snapshots_.insert(raw);
   return raw;
 }
 
 void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
-  auto* snap = dynamic_cast<const SnapshotImpl*>(snapshot);
-  if (snap == nullptr || snap->owner() != this) return;  // not ours: nothing to release
+  {
+    MutexLock l(&snapshot_mu_);
+    // Not ours, or released already: nothing to release (and nothing to dereference).
+    if (live_snapshots_.erase(snapshot) == 0) return;
+  }
+  auto* snap = static_cast<const SnapshotImpl*>(snapshot);
   MutexLock l(&mutex_);
   snapshots_.erase(snap->position);
 }
@@ -654,6 +667,9 @@ Status DBImpl::Close() {
       return Status::Aborted("cannot close a DB with unreleased snapshots");
     }
   }
+  if (live_iterators_.load(std::memory_order_acquire) > 0) {
+    return Status::Aborted("cannot close a DB with live iterators");
+  }
   return CloseImpl();
 }
 
@@ -685,6 +701,10 @@ Status DBImpl::CloseImpl() {
     imm_.clear();
     snapshots_.clear();
     versions_.reset();
+  }
+  {
+    MutexLock l(&snapshot_mu_);
+    live_snapshots_.clear();
   }
   if (mem_ != nullptr) {
     mem_->Unref();

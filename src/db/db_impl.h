@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "shale/db.h"
@@ -95,7 +96,8 @@ class DBImpl final : public DB {
     MutexLock l(&sv_mutex_);
     return super_version_;
   }
-  void StartBackgroundThreads();
+  // IOError if a thread cannot be started (those started keep running until CloseImpl).
+  [[nodiscard]] Status StartBackgroundThreads();
   void BackgroundThread() EXCLUDES(mutex_);
   // Writes the oldest immutable memtable as an L0 table and records it.
   void BackgroundFlush() REQUIRES(mutex_);
@@ -173,6 +175,13 @@ class DBImpl final : public DB {
   std::unique_ptr<VersionSet> versions_ GUARDED_BY(mutex_);
   Status bg_error_ GUARDED_BY(mutex_);
   std::list<std::unique_ptr<SnapshotImpl>> snapshots_ GUARDED_BY(mutex_);
+  // The snapshots handed out and not released, for reads to check the one they are given
+  // without dereferencing it (a released or foreign pointer is refused). Its own small lock
+  // keeps snapshot reads off mutex_; never held together with mutex_.
+  mutable Mutex snapshot_mu_;
+  std::unordered_set<const Snapshot*> live_snapshots_ GUARDED_BY(snapshot_mu_);
+  // Iterators not yet destroyed: Close refuses while any is alive.
+  std::atomic<int64_t> live_iterators_{0};
 
   // Background work.
   std::vector<std::thread> bg_threads_;
@@ -196,17 +205,16 @@ class DBImpl final : public DB {
   uint64_t num_flushes_ GUARDED_BY(mutex_) = 0;
 };
 
-// A snapshot: a sequence number and the DB it belongs to. Owned by DBImpl::snapshots_.
+// A snapshot: a sequence number. Owned by DBImpl::snapshots_; DBImpl::live_snapshots_ tells
+// which pointers are its own.
 class DBImpl::SnapshotImpl final : public Snapshot {
  public:
-  SnapshotImpl(const DBImpl* owner, SequenceNumber seq) : owner_(owner), seq_(seq) {}
+  explicit SnapshotImpl(SequenceNumber seq) : seq_(seq) {}
   SequenceNumber GetSequenceNumber() const override { return seq_; }
-  const DBImpl* owner() const { return owner_; }
 
   std::list<std::unique_ptr<SnapshotImpl>>::iterator position;
 
  private:
-  const DBImpl* const owner_;
   const SequenceNumber seq_;
 };
 

@@ -38,12 +38,18 @@ namespace {
 // extra write of this size per half as many log bytes.
 constexpr uint64_t kWalZeroFillBytes = 1 << 20;
 
+// Upper bounds that keep Open from failing on allocation or thread creation.
+constexpr size_t kMaxWriteBufferSize = size_t{64} << 30;
+constexpr int kMaxBackgroundJobs = 64;
+
 Status ValidateOptions(const Options& o) {
   auto bad = [](const char* field, const std::string& why) {
     return Status::InvalidArgument(fmt::format("Options::{} {}", field, why));
   };
   if (o.comparator == nullptr) return bad("comparator", "must not be null");
-  if (o.write_buffer_size == 0) return bad("write_buffer_size", "must be > 0");
+  if (o.write_buffer_size == 0 || o.write_buffer_size > kMaxWriteBufferSize) {
+    return bad("write_buffer_size", "must be in [1, 64 GiB]");
+  }
   if (!(o.memtable_bloom_size_ratio >= 0 && o.memtable_bloom_size_ratio <= 0.25)) {
     return bad("memtable_bloom_size_ratio", "must be in [0, 0.25]");
   }
@@ -66,7 +72,9 @@ Status ValidateOptions(const Options& o) {
   if (!(o.max_bytes_for_level_multiplier >= 1)) {
     return bad("max_bytes_for_level_multiplier", "must be >= 1");
   }
-  if (o.max_background_jobs < 1) return bad("max_background_jobs", "must be >= 1");
+  if (o.max_background_jobs < 1 || o.max_background_jobs > kMaxBackgroundJobs) {
+    return bad("max_background_jobs", "must be in [1, 64]");
+  }
   if (o.max_open_files != -1 && o.max_open_files < 1) {
     return bad("max_open_files", "must be -1 (unbounded) or >= 1");
   }
@@ -179,7 +187,8 @@ Status DBImpl::OpenImpl() {
     closed_.store(true);  // the destructor still releases what was taken
     return s;
   }
-  StartBackgroundThreads();
+  s = StartBackgroundThreads();
+  if (!s.ok()) CloseImpl().PermitUncheckedError();  // joins the threads that did start
   return s;
 }
 

@@ -228,12 +228,20 @@ class VersionBuilder {
   }
 
   Status Apply(const VersionEdit& edit) {
+    // Levels decode as < kMaxLevels; one at or past num_levels is the options' doing (the DB
+    // was written with more levels), not damage.
+    auto beyond = [this](int level) {
+      return Status::InvalidArgument(
+          fmt::format("Options::num_levels is {} but the DB has files at level {}: open with "
+                      "num_levels >= {}",
+                      num_levels_, level, level + 1));
+    };
     for (const auto& [level, number] : edit.deleted_files()) {
-      if (level >= num_levels_) return Status::Corruption("MANIFEST: level beyond num_levels");
+      if (level >= num_levels_) return beyond(level);
       levels_[level].erase(number);
     }
     for (const auto& [level, meta] : edit.new_files()) {
-      if (level >= num_levels_) return Status::Corruption("MANIFEST: level beyond num_levels");
+      if (level >= num_levels_) return beyond(level);
       auto f = std::make_shared<FileMetaData>(meta);
       f->being_compacted = false;  // a moved file arrives with its old flag
       // Added again without being deleted: two descriptions of one file, and no telling which
@@ -486,6 +494,7 @@ Status VersionSet::Recover() {
                                                  icmp_->user_comparator()->Name()));
     }
     s = builder.Apply(edit);
+    if (s.IsInvalidArgument()) return Status::InvalidArgument(dbname_, s.ToString());
     if (!s.ok()) {
       return Status::Corruption(
           fmt::format("{}: record at offset {}", manifest_name, reader.last_record_offset()),
