@@ -284,6 +284,32 @@ TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
   EXPECT_GT(options_.statistics->getTickerCount(STALL_MICROS), 0u);
 }
 
+// Flush without waiting switches memtables only while max_write_buffer_number allows: with
+// slow flushes, a loop of Put and Flush(wait = false) waits for room instead of piling up
+// immutable memtables.
+TEST_F(DBLsmTest, FlushWithoutWaitingKeepsTheMemtableBound) {
+  auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
+  options_.file_system = fs;
+  options_.max_write_buffer_number = 3;
+  options_.disable_auto_compactions = true;
+  Open();
+  fs->SetSyncLatency(std::chrono::milliseconds(20));
+  FlushOptions no_wait;
+  no_wait.wait = false;
+  size_t most = 0;
+  for (int i = 0; i < 12; i++) {
+    ASSERT_TRUE(Put(Key(i), Val("f", i)).ok());
+    ASSERT_TRUE(db_->Flush(no_wait).ok());
+    std::string n;
+    ASSERT_TRUE(db_->GetProperty("shale.num-immutable-mem-table", &n));
+    most = std::max(most, static_cast<size_t>(std::stoul(n)));
+  }
+  EXPECT_LE(most, 2u);
+  fs->SetSyncLatency(std::chrono::microseconds(0));
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  for (int i = 0; i < 12; i++) EXPECT_EQ(Get(Key(i)), Val("f", i));
+}
+
 // With automatic compactions off nothing brings L0 down, so its slowdown and stop triggers do
 // not apply: a bulk load past the stop trigger neither hangs (it did: the writer waited for a
 // compaction that never came, and CompactRange queued behind it) nor crawls, and CompactRange

@@ -435,8 +435,16 @@ Status DBImpl::Flush(const FlushOptions& options) {
   if (!s.ok()) return s;
   s = WithWritesStopped([this]() -> Status {
     MutexLock l(&mutex_);
-    if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
     if (mem_->num_entries() == 0) return Status::OK();
+    // Like a full memtable, wait for room: max_write_buffer_number bounds memtables however
+    // they are switched (a loop of Put and Flush without waiting would pile them up).
+    while (bg_error_.ok() && !shutting_down_ &&
+           imm_.size() + 1 >= static_cast<size_t>(options_.max_write_buffer_number)) {
+      bg_work_cv_.SignalAll();
+      bg_done_cv_.Wait();
+    }
+    if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
+    if (shutting_down_) return Status::Aborted("the DB is closing");
     Status r = SwitchMemtable();
     if (!r.ok()) SetBackgroundErrorLocked(r);
     return r;
