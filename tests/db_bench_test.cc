@@ -218,6 +218,43 @@ TEST_F(DBBenchTest, BadFlagsAndUnknownBenchmarksExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_FALSE(r.output.empty()) << args;
   }
+  // A typo anywhere in the list stops the run before the first benchmark.
+  RunResult r = Bench("-benchmarks=fillseq,fillrandm -num=10");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(CountResults(r.output, "fillseq"), 0) << r.output;
+  // A value that only DB::Open checks is bad usage too.
+  r = Bench("-benchmarks=fillseq -num=10 -bloom_bits=1000");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bloom_bits_per_key"), std::string::npos) << r.output;
+}
+
+// gflags' help and version flags print and exit; they never run the default suite.
+TEST_F(DBBenchTest, HelpAndVersionFlagsExitWithoutRunning) {
+  for (const char* args : {"--version", "-helpfull", "--helpshort", "-help"}) {
+    RunResult r = Bench(args);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("micros/op"), std::string::npos) << args << "\n" << r.output;
+  }
+  EXPECT_NE(Bench("--version").output.find("version 0."), std::string::npos);
+}
+
+// -flagfile: one flag per line under the command line's rules; a bad line is an error.
+TEST_F(DBBenchTest, FlagfileLinesAreCheckedLikeArguments) {
+  const std::string good = dir_.path() + "/good.flags";
+  std::ofstream(good) << "# the scoreboard's B1 in small\n\n--benchmarks=fillseq\n  -num=50\n";
+  RunResult r = Bench("-flagfile=" + good);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(CountResults(r.output, "fillseq"), 1) << r.output;
+  EXPECT_NE(r.output.find("Entries:    50"), std::string::npos) << r.output;
+  const std::string bad = dir_.path() + "/bad.flags";
+  std::ofstream(bad) << "--benchmarks=fillseq\n--nmu=50\n";
+  r = Bench("-flagfile=" + bad);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nmu"), std::string::npos) << r.output;
+  const std::string text = dir_.path() + "/text.flags";
+  std::ofstream(text) << "num=50\n";
+  EXPECT_EQ(Bench("-flagfile=" + text).exit_code, 2);
+  EXPECT_EQ(Bench("-flagfile=" + dir_.path() + "/missing.flags").exit_code, 2);
 }
 
 #endif  // SHALE_DB_BENCH

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -37,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -213,13 +215,20 @@ struct Result {
   PerfContext perf;
 };
 
+// Every benchmark RunOne knows.
+constexpr std::string_view kBenchmarkNames[] = {
+    "fillseq",         "fillrandom",    "filluniquerandom",   "fillsync",
+    "overwrite",       "mergerandom",   "readrandomoperands", "readrandom",
+    "multireadrandom", "seekrandom",    "readwhilewriting",   "readrandomwriterandom",
+    "readseq",         "readreverse",   "flush",              "compact",
+    "waitforcompaction", "levelstats",  "stats"};
+
 class Benchmark {
  public:
   explicit Benchmark(uint64_t seed) : seed_(seed), keys_(FLAGS_key_size) {}
 
   int Run() {
-    PrintHeader();
-    std::vector<Result> results;
+    std::vector<std::string> names;
     size_t start = 0;
     const std::string& list = FLAGS_benchmarks;
     while (start <= list.size()) {
@@ -228,6 +237,18 @@ class Benchmark {
       std::string name = list.substr(start, end - start);
       start = end + 1;
       if (name.empty()) continue;
+      // Every name is checked before the first runs: a typo later in the list must not cost
+      // the run of those before it.
+      if (std::find(std::begin(kBenchmarkNames), std::end(kBenchmarkNames), name) ==
+          std::end(kBenchmarkNames)) {
+        std::fprintf(stderr, "db_bench: unknown benchmark '%s'\n", name.c_str());
+        return 2;
+      }
+      names.push_back(std::move(name));
+    }
+    PrintHeader();
+    std::vector<Result> results;
+    for (const std::string& name : names) {
       int rc = RunOne(name, &results);
       if (rc != 0) return rc;
     }
@@ -349,6 +370,7 @@ class Benchmark {
     Status s = DB::Open(options_, FLAGS_db, &db_);
     if (!s.ok()) {
       std::fprintf(stderr, "open %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
+      if (s.IsInvalidArgument()) std::exit(2);  // a flag value the options refuse: bad usage
       return false;
     }
     std::printf("DB path: [%s]\n", FLAGS_db.c_str());
