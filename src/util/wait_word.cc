@@ -27,7 +27,10 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t value) {
 
 }  // namespace
 
-void WaitWord::WakeAll() { Futex(&word_, FUTEX_WAKE_PRIVATE, INT_MAX); }
+void WaitWord::WakeAll() {
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // nobody can be asleep
+  Futex(&word_, FUTEX_WAKE_PRIVATE, INT_MAX);
+}
 
 void WaitWord::WaitWhile(uint32_t old) {
   for (int i = 0; i < kSpins; i++) {
@@ -38,8 +41,12 @@ void WaitWord::WaitWhile(uint32_t old) {
   // context switches (wait_word.h).
   sched_yield();
   if (Load() != old) return;
-  // Returns at once (EAGAIN) if the word changed meanwhile; EINTR is a spurious return.
-  Futex(&word_, FUTEX_WAIT_PRIVATE, old);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  // Checked again after announcing the sleep: a Store before this load is seen here, and one
+  // after it finds sleepers_ raised and wakes us. The kernel returns at once (EAGAIN) if the
+  // word changed in between; EINTR is a spurious return.
+  if (word_.load(std::memory_order_seq_cst) == old) Futex(&word_, FUTEX_WAIT_PRIVATE, old);
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 }  // namespace shale

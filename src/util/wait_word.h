@@ -7,6 +7,11 @@
 // pairs) one yield used 21 % less CPU than four at the same throughput (wall ratio 1.00);
 // none at all was 8 % slower (the one yield often lets the thread about to store run first).
 //
+// WakeAll makes its system call only when a thread is asleep (or about to sleep): a count of
+// sleepers, raised before the kernel's check of the word and read after the Store, tells it.
+// A writer alone (db_bench fillseq, one thread) then makes no futex call per write group; each
+// cost ~1.5 us on this virtual machine, about a fifth of the write's time.
+//
 // Thread safety: every method may be called concurrently. Store() then WakeAll() is the
 // protocol: a waiter that read the old value either sees the new one or is woken.
 // Ownership: a plain member of the object whose threads wait on it; it holds no resources.
@@ -27,7 +32,7 @@ class WaitWord {
   // Sequentially consistent, so that a later WakeAll cannot miss a waiter that read the old
   // value (the kernel compares the word again under its own lock before sleeping).
   void Store(uint32_t value) { word_.store(value, std::memory_order_seq_cst); }
-  // Wakes every thread sleeping in WaitWhile (one system call, sleepers or not).
+  // Wakes every thread sleeping in WaitWhile (one system call if any may be asleep).
   void WakeAll();
   // Returns once the word no longer holds `old`, or spuriously (callers re-check).
   void WaitWhile(uint32_t old);
@@ -35,6 +40,10 @@ class WaitWord {
  private:
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word is 32 bits");
   std::atomic<uint32_t> word_;
+  // Threads between announcing a sleep and returning from it. Both sides use sequentially
+  // consistent operations: Store → load of sleepers_ in WakeAll, and increment → load of
+  // word_ in WaitWhile, so at least one side sees the other (no lost wake-up).
+  std::atomic<uint32_t> sleepers_{0};
 };
 
 }  // namespace shale
