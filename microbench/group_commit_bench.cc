@@ -10,10 +10,14 @@
 //                           with nothing else (no memtable, no log framing, no checksums)
 //   BM_DBSyncPut/threads    the same writes through DB::Put with WriteOptions::sync (the whole
 //                           write path; db_bench's B6 row is this case with 16 threads)
+//   BM_TwoGroupsInFlight    16 threads in two WriteThreads of 8 on one file, each leader with
+//                           its own pwrite and fdatasync: two groups syncing at once, with no
+//                           order between them — what a pipelined commit could reach at best
 //
 // items_per_second is writes per second over all threads. BM_DBSyncPut against BM_GroupCommit
 // is what the engine's own work costs; BM_GroupCommit against BM_SyncLoop × threads is what
-// queueing, waking and scheduling the writers cost. Each case runs a fixed number of writes
+// queueing, waking and scheduling the writers cost; BM_TwoGroupsInFlight against
+// BM_GroupCommit/threads:16 is whether overlapping two groups' fsyncs pays on this disk. Each case runs a fixed number of writes
 // per thread (B6's 1,250), so run it with --benchmark_repetitions for a spread.
 //
 //   group_commit_bench --benchmark_filter='threads:16' --benchmark_repetitions=5
@@ -21,6 +25,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -90,6 +95,18 @@ class ZeroedFile {
     return true;
   }
   bool Sync() { return ::fdatasync(fd_) == 0; }
+  // Writes n bytes at a place the caller reserved (any thread), then syncs the file.
+  bool WriteAtAndSync(const char* p, size_t n, uint64_t offset) {
+    while (n > 0) {
+      const ssize_t done = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
+      if (done < 0 && errno == EINTR) continue;
+      if (done <= 0) return false;
+      p += done;
+      n -= static_cast<size_t>(done);
+      offset += static_cast<uint64_t>(done);
+    }
+    return Sync();
+  }
 
  private:
   bench::ScopedDir dir_;
@@ -172,6 +189,67 @@ void BM_GroupCommit(benchmark::State& state) {
 BENCHMARK(BM_GroupCommit)
     ->Iterations(kWritesPerThread)
     ->ThreadRange(1, 16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// Shared by the threads of one BM_TwoGroupsInFlight run (made and dropped by thread 0).
+struct TwoGroupsShared {
+  TwoGroupsShared() : file("two_groups"), queues{WriteThread(size_t{1} << 20),
+                                                 WriteThread(size_t{1} << 20)} {}
+  ZeroedFile file;
+  WriteThread queues[2];
+  std::string records[2];           // each queue's leader's scratch buffer
+  std::atomic<uint64_t> offset{0};  // where the next group's record goes
+};
+std::unique_ptr<TwoGroupsShared> two_groups_shared;
+
+void BM_TwoGroupsInFlight(benchmark::State& state) {
+  if (state.thread_index() == 0) two_groups_shared = std::make_unique<TwoGroupsShared>();
+  TwoGroupsShared* shared = nullptr;  // read inside the loop: thread 0 may not have made it yet
+  Random rnd(301 + static_cast<uint32_t>(state.thread_index()));
+  const std::string value(kValueSize, 'v');
+  const int lane = state.thread_index() % 2;
+  WriteOptions sync;
+  sync.sync = true;
+  bool failed = false;
+  for (auto _ : state) {
+    if (shared == nullptr) shared = two_groups_shared.get();
+    if (failed || !shared->file.error().empty()) continue;  // the loop must run to its end
+    WriteThread& queue = shared->queues[lane];
+    WriteBatch batch;
+    failed = !batch.Put(RandomKey(&rnd), value).ok();
+    WriteThread::Writer w(sync, &batch);
+    if (queue.JoinBatchGroup(&w)) {
+      WriteThread::Group group;
+      queue.BuildBatchGroup(&w, &group);
+      std::string& record = shared->records[lane];
+      record.clear();
+      for (const WriteThread::Writer* m : group.members) record += m->batch->Data();
+      const auto start = std::chrono::steady_clock::now();
+      const uint64_t offset = shared->offset.fetch_add(record.size());
+      Status s = shared->file.WriteAtAndSync(record.data(), record.size(), offset)
+                     ? Status::OK()
+                     : Status::IOError("pwrite or fdatasync", std::strerror(errno));
+      queue.RecordSyncLatency(
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count()));
+      queue.ExitAsBatchGroupLeader(group, s);
+    }
+    failed |= !w.status.ok();
+  }
+  if (failed) state.SkipWithError("a group's write or fdatasync failed");
+  state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) {
+    if (!two_groups_shared->file.error().empty()) {
+      state.SkipWithError(two_groups_shared->file.error().c_str());
+    }
+    two_groups_shared.reset();
+  }
+}
+BENCHMARK(BM_TwoGroupsInFlight)
+    ->Iterations(kWritesPerThread)
+    ->Threads(16)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
