@@ -54,7 +54,12 @@ struct Options {
   std::shared_ptr<FileSystem> file_system;        // default FileSystem::Default()
   std::shared_ptr<Statistics> statistics;         // null: nothing recorded
   std::shared_ptr<MergeOperator> merge_operator;  // null: Merge is InvalidArgument
-  std::shared_ptr<Cache> block_cache;             // null: a 32 MiB LRU cache
+  // Data blocks read from tables (null: a 32 MiB LRU cache). Each block is charged its slot
+  // (blocks live in size-class slots of 2 MiB slabs) plus its Block object; resident memory
+  // follows each size class's peak, since one slab per class in use is kept. Index and filter
+  // blocks are not in it: each open table reader holds its own (see max_open_files). Blocks
+  // of deleted tables stay until evicted.
+  std::shared_ptr<Cache> block_cache;
 
   // ---- Memtables and write path ----
   // Bytes of memtable before it is switched for a new one and flushed. In [1, 64 GiB]. From
@@ -62,7 +67,8 @@ struct Options {
   // (Linux, when /sys/kernel/mm/transparent_hugepage/enabled allows madvise): walking a large
   // memtable then costs far fewer TLB misses.
   size_t write_buffer_size = 64 << 20;
-  // Memtables (mutable + immutable) kept before writes stall. >= 2.
+  // Memtables (mutable + immutable) kept before writes stall. >= 2. Memtable memory stays
+  // under about max_write_buffer_number × (write_buffer_size + the largest write group).
   int max_write_buffer_number = 2;
   // Bytes of whole-key Bloom filter per byte of write buffer in each memtable (0: none). The
   // filter lets point lookups of keys a memtable does not hold skip its skiplist. In [0, 0.25].
@@ -80,7 +86,10 @@ struct Options {
   uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
   double max_bytes_for_level_multiplier = 10;        // >= 1
   int max_background_jobs = 2;                       // in [1, 64]
-  int max_open_files = -1;                           // -1: unbounded; else >= 1
+  // Table readers kept open, each with its index and filter blocks in memory: -1 keeps every
+  // table open; otherwise max_open_files - 10 readers (10 are left for logs, the MANIFEST and
+  // the like), and at least 20. >= 1.
+  int max_open_files = -1;
   // The MANIFEST is rewritten as a fresh snapshot once it grows past this size.
   uint64_t max_manifest_file_size = 64ull << 20;
   // No compactions are scheduled automatically (CompactRange still works), and the L0

@@ -44,7 +44,7 @@ class WriteThread {
     const bool sync;
     const bool disable_wal;
     // Leads a group of its own and joins no other: for work that must exclude all writes
-    // (switching the WAL in Resume, Close).
+    // (switching the WAL in Resume, Flush, SyncWAL).
     const bool exclusive;
     Status status;  // set by the leader (under the queue's lock) before it completes the writer
     // Position in the queue's order, given when the writer is queued.
