@@ -92,9 +92,9 @@ class DB {
   virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
 
   // The DB owns the snapshot; release it with ReleaseSnapshot before closing the DB. Reads
-  // given a released snapshot, or another DB's, return InvalidArgument (unless a newer snapshot
-  // of this DB happens to reuse the released one's address); releasing one twice, or another
-  // DB's, does nothing.
+  // given a released snapshot, or another DB's, return InvalidArgument, and releasing one twice,
+  // or another DB's, does nothing, unless a newer snapshot of this DB happens to reuse the
+  // released one's address (then the pointer means that snapshot).
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 

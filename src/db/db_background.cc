@@ -435,6 +435,7 @@ Status DBImpl::Flush(const FlushOptions& options) {
   if (!s.ok()) return s;
   s = WithWritesStopped([this]() -> Status {
     MutexLock l(&mutex_);
+    if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
     if (mem_->num_entries() == 0) return Status::OK();
     // Like a full memtable, wait for room: max_write_buffer_number bounds memtables however
     // they are switched (a loop of Put and Flush without waiting would pile them up).

@@ -78,6 +78,9 @@ class DBImpl final : public DB {
   // Recovery helpers (db_open.cc).
   Status LockAndCheckExistence(bool* is_new);
   Status RecoverLogs(VersionEdit* edit) REQUIRES(mutex_);
+  // Deletes the tables a failed recovery wrote for edit before any MANIFEST record named
+  // them, so that refused or failing opens do not pile up orphans.
+  void DiscardUnloggedTables(const VersionEdit& edit) REQUIRES(mutex_);
   // Starts a new WAL with a fresh file number; later writes go to it. With sync_previous, the
   // current log is synced first.
   Status CreateLog(bool sync_previous) REQUIRES(mutex_);

@@ -308,7 +308,8 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   const WALRecoveryMode mode = options_.wal_recovery_mode;
   // Merge operands replayed without a merge operator would be flushed into tables stamped
   // with none, which no later open with the real operator could read: refuse the open instead,
-  // before anything is written, so that opening with the operator still works.
+  // before they reach the memtable (tables pass 1 wrote before are deleted), so that opening
+  // with the operator still works.
   Status refused;
   for (uint64_t number : logs) {
     Status problem;
@@ -334,14 +335,21 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
                              mem_ = NewMemTable();
                            }
                          });
-    if (!refused.ok()) return refused;
-    if (!flush_status.ok()) return flush_status;
+    // Failing here, pass 1's tables are named by no MANIFEST record: delete them.
+    auto fail = [&](const Status& why) {
+      DiscardUnloggedTables(*edit);
+      return why;
+    };
+    if (!refused.ok()) return fail(refused);
+    if (!flush_status.ok()) return fail(flush_status);
     replayed.push_back({records, last_seq, end});
     using End = log::Reader::End;
     if (end == End::kClean) continue;
-    if (end == End::kIOError || mode == WALRecoveryMode::kAbsoluteConsistency) return problem;
+    if (end == End::kIOError || mode == WALRecoveryMode::kAbsoluteConsistency) {
+      return fail(problem);
+    }
     if (end == End::kCorruption) {
-      if (mode == WALRecoveryMode::kTolerateCorruptedTailRecords) return problem;
+      if (mode == WALRecoveryMode::kTolerateCorruptedTailRecords) return fail(problem);
       dropped = true;  // point in time: the history ends here
       break;
     }
@@ -354,13 +362,19 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   versions_->SetLastSequence(last_seq);
 
   s = CreateLog(/*sync_previous=*/false);
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    DiscardUnloggedTables(*edit);
+    return s;
+  }
   mem_log_number_ = log_number_;
 
   if (flush) {
     if (mem_->num_entries() > 0) {
       s = WriteLevel0Table(mem_, edit);
-      if (!s.ok()) return s;
+      if (!s.ok()) {
+        DiscardUnloggedTables(*edit);
+        return s;
+      }
       mem_->Unref();
       mem_ = NewMemTable();
     }
@@ -416,6 +430,14 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
     s = versions_->LogAndApply(edit);
   }
   return s;
+}
+
+void DBImpl::DiscardUnloggedTables(const VersionEdit& edit) {
+  for (const auto& [level, f] : edit.new_files()) {
+    pending_outputs_.erase(f.number);
+    // Best effort: a table left behind is deleted as obsolete by the next successful open.
+    fs_->DeleteFile(TableFileName(dbname_, f.number)).PermitUncheckedError();
+  }
 }
 
 Status DestroyDB(const std::string& path, const Options& options) {

@@ -494,7 +494,7 @@ Status VersionSet::Recover() {
                                                  icmp_->user_comparator()->Name()));
     }
     s = builder.Apply(edit);
-    if (s.IsInvalidArgument()) return Status::InvalidArgument(dbname_, s.ToString());
+    if (s.IsInvalidArgument()) return Status::InvalidArgument(dbname_, std::string(s.message()));
     if (!s.ok()) {
       return Status::Corruption(
           fmt::format("{}: record at offset {}", manifest_name, reader.last_record_offset()),
