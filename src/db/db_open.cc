@@ -337,6 +337,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
                          });
     // Failing here, pass 1's tables are named by no MANIFEST record: delete them.
     auto fail = [&](const Status& why) {
+      mutex_.AssertHeld();  // RecoverLogs holds it throughout
       DiscardUnloggedTables(*edit);
       return why;
     };
