@@ -17,8 +17,9 @@
 // items_per_second is writes per second over all threads. BM_DBSyncPut against BM_GroupCommit
 // is what the engine's own work costs; BM_GroupCommit against BM_SyncLoop × threads is what
 // queueing, waking and scheduling the writers cost; BM_TwoGroupsInFlight against
-// BM_GroupCommit/threads:16 is whether overlapping two groups' fsyncs pays on this disk. Each case runs a fixed number of writes
-// per thread (B6's 1,250), so run it with --benchmark_repetitions for a spread.
+// BM_GroupCommit/threads:16 is whether overlapping two groups' fsyncs pays on this disk. Each case
+// runs a fixed number of writes per thread (B6's 1,250), so run it with --benchmark_repetitions for
+// a spread.
 //
 //   group_commit_bench --benchmark_filter='threads:16' --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
@@ -84,19 +85,12 @@ class ZeroedFile {
 
   // Writes n bytes at the current offset and advances it; false on an error.
   bool WriteAt(const char* p, size_t n) {
-    while (n > 0) {
-      const ssize_t done = ::pwrite(fd_, p, n, static_cast<off_t>(offset_));
-      if (done < 0 && errno == EINTR) continue;
-      if (done <= 0) return false;
-      p += done;
-      n -= static_cast<size_t>(done);
-      offset_ += static_cast<uint64_t>(done);
-    }
+    if (!PwriteAt(p, n, offset_)) return false;
+    offset_ += n;
     return true;
   }
-  bool Sync() { return ::fdatasync(fd_) == 0; }
-  // Writes n bytes at a place the caller reserved (any thread), then syncs the file.
-  bool WriteAtAndSync(const char* p, size_t n, uint64_t offset) {
+  // Writes n bytes at offset, a place the caller reserved (any thread); false on an error.
+  bool PwriteAt(const char* p, size_t n, uint64_t offset) const {
     while (n > 0) {
       const ssize_t done = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
       if (done < 0 && errno == EINTR) continue;
@@ -105,8 +99,9 @@ class ZeroedFile {
       n -= static_cast<size_t>(done);
       offset += static_cast<uint64_t>(done);
     }
-    return Sync();
+    return true;
   }
+  bool Sync() const { return ::fdatasync(fd_) == 0; }
 
  private:
   bench::ScopedDir dir_;
@@ -135,6 +130,26 @@ void BM_SyncLoop(benchmark::State& state) {
 }
 BENCHMARK(BM_SyncLoop)->Iterations(2000)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
+// Queues w; if it leads a group, joins the members' batches into *record, has write(record)
+// put them on disk (false: failed, errno says why), reports the time taken as the group's
+// fsync latency, and finishes the group.
+template <typename Write>
+void CommitGroup(WriteThread* queue, WriteThread::Writer* w, std::string* record, Write&& write) {
+  if (!queue->JoinBatchGroup(w)) return;
+  WriteThread::Group group;
+  queue->BuildBatchGroup(w, &group);
+  record->clear();
+  for (const WriteThread::Writer* m : group.members) *record += m->batch->Data();
+  const auto start = std::chrono::steady_clock::now();
+  const Status s =
+      write(*record) ? Status::OK() : Status::IOError("pwrite or fdatasync", std::strerror(errno));
+  queue->RecordSyncLatency(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::steady_clock::now() - start)
+                                .count()));
+  queue->ExitAsBatchGroupLeader(group, s);
+}
+
 // Shared by the threads of one BM_GroupCommit run; thread 0 makes it before the timed loop and
 // drops it after (the benchmark library holds every thread at both ends of the loop).
 struct GroupCommitShared {
@@ -159,22 +174,9 @@ void BM_GroupCommit(benchmark::State& state) {
     WriteBatch batch;
     failed = !batch.Put(RandomKey(&rnd), value).ok();
     WriteThread::Writer w(sync, &batch);
-    if (shared->queue.JoinBatchGroup(&w)) {
-      WriteThread::Group group;
-      shared->queue.BuildBatchGroup(&w, &group);
-      shared->record.clear();
-      for (const WriteThread::Writer* m : group.members) shared->record += m->batch->Data();
-      const auto start = std::chrono::steady_clock::now();
-      Status s =
-          shared->file.WriteAt(shared->record.data(), shared->record.size()) && shared->file.Sync()
-              ? Status::OK()
-              : Status::IOError("pwrite or fdatasync", std::strerror(errno));
-      shared->queue.RecordSyncLatency(
-          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::steady_clock::now() - start)
-                                    .count()));
-      shared->queue.ExitAsBatchGroupLeader(group, s);
-    }
+    CommitGroup(&shared->queue, &w, &shared->record, [&](const std::string& record) {
+      return shared->file.WriteAt(record.data(), record.size()) && shared->file.Sync();
+    });
     failed |= !w.status.ok();
   }
   if (failed) state.SkipWithError("a group's write or fdatasync failed");
@@ -194,8 +196,8 @@ BENCHMARK(BM_GroupCommit)
 
 // Shared by the threads of one BM_TwoGroupsInFlight run (made and dropped by thread 0).
 struct TwoGroupsShared {
-  TwoGroupsShared() : file("two_groups"), queues{WriteThread(size_t{1} << 20),
-                                                 WriteThread(size_t{1} << 20)} {}
+  TwoGroupsShared()
+      : file("two_groups"), queues{WriteThread(size_t{1} << 20), WriteThread(size_t{1} << 20)} {}
   ZeroedFile file;
   WriteThread queues[2];
   std::string records[2];           // each queue's leader's scratch buffer
@@ -219,23 +221,10 @@ void BM_TwoGroupsInFlight(benchmark::State& state) {
     WriteBatch batch;
     failed = !batch.Put(RandomKey(&rnd), value).ok();
     WriteThread::Writer w(sync, &batch);
-    if (queue.JoinBatchGroup(&w)) {
-      WriteThread::Group group;
-      queue.BuildBatchGroup(&w, &group);
-      std::string& record = shared->records[lane];
-      record.clear();
-      for (const WriteThread::Writer* m : group.members) record += m->batch->Data();
-      const auto start = std::chrono::steady_clock::now();
+    CommitGroup(&queue, &w, &shared->records[lane], [&](const std::string& record) {
       const uint64_t offset = shared->offset.fetch_add(record.size());
-      Status s = shared->file.WriteAtAndSync(record.data(), record.size(), offset)
-                     ? Status::OK()
-                     : Status::IOError("pwrite or fdatasync", std::strerror(errno));
-      queue.RecordSyncLatency(
-          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::steady_clock::now() - start)
-                                    .count()));
-      queue.ExitAsBatchGroupLeader(group, s);
-    }
+      return shared->file.PwriteAt(record.data(), record.size(), offset) && shared->file.Sync();
+    });
     failed |= !w.status.ok();
   }
   if (failed) state.SkipWithError("a group's write or fdatasync failed");

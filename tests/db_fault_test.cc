@@ -33,6 +33,17 @@ std::string Value(int i) {
   return std::string(static_cast<size_t>(50 + (i * 37) % 3000), 'a' + i % 26);
 }
 
+// The DB directory's files whose names end in suffix, oldest first (file numbers grow).
+std::vector<std::string> DbFiles(FaultInjectionFileSystem* fs, const std::string& suffix) {
+  std::vector<std::string> children, files;
+  EXPECT_TRUE(fs->GetChildren(kDbName, &children).ok());
+  for (const std::string& name : children) {
+    if (name.ends_with(suffix)) files.push_back(std::string(kDbName) + "/" + name);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 class DBFaultTest : public ::testing::Test {
  protected:
   DBFaultTest() { Reset(301); }
@@ -70,6 +81,8 @@ class DBFaultTest : public ::testing::Test {
     if (!s.ok()) return "ERROR:" + s.ToString();
     return v.ToString();
   }
+  // The DB's table files, oldest first.
+  std::vector<std::string> TableFiles() { return DbFiles(fs_.get(), ".sst"); }
   // Checks that exactly keys 0..n-1 of the history are present with their values and
   // returns n; fails the test on a hole, an extra key or a wrong value.
   int CheckPrefix(int written) {
@@ -179,15 +192,7 @@ TEST_F(DBFaultTest, UnsyncedWritesKeptInLogsAtOpenSurviveWithLaterSyncedWrite) {
 }
 
 // The .log files in the DB directory.
-std::vector<std::string> LogFiles(FaultInjectionFileSystem* fs) {
-  std::vector<std::string> children, logs;
-  EXPECT_TRUE(fs->GetChildren(kDbName, &children).ok());
-  for (const std::string& name : children) {
-    if (name.ends_with(".log")) logs.push_back(std::string(kDbName) + "/" + name);
-  }
-  std::sort(logs.begin(), logs.end());
-  return logs;
-}
+std::vector<std::string> LogFiles(FaultInjectionFileSystem* fs) { return DbFiles(fs, ".log"); }
 
 // A log that ends in zeros written ahead (synced more than once) and is killed is copied into
 // a new log at an open that keeps recovered data in the memtable; then the old logs are
@@ -296,12 +301,7 @@ TEST_F(DBFaultTest, IteratorStopsAtAnUnreadableBlockRatherThanShowOlderVersions)
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   ASSERT_TRUE(db_->Close().ok());
   db_.reset();
-  std::vector<std::string> children, tables;
-  ASSERT_TRUE(fs_->GetChildren(kDbName, &children).ok());
-  for (const std::string& name : children) {
-    if (name.ends_with(".sst")) tables.push_back(std::string(kDbName) + "/" + name);
-  }
-  std::sort(tables.begin(), tables.end());
+  const std::vector<std::string> tables = TableFiles();
   ASSERT_EQ(tables.size(), 2u);
   ASSERT_TRUE(fs_->CorruptFile(tables.back(), 3, 2));  // the level-0 table's data block
   ASSERT_NO_FATAL_FAILURE(Open());
@@ -374,12 +374,7 @@ TEST_F(DBFaultTest, EveryBitFlipInALevel0TableIsCaughtByEveryReadPath) {
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   ASSERT_TRUE(db_->Close().ok());
   db_.reset();
-  std::vector<std::string> children, tables;
-  ASSERT_TRUE(fs_->GetChildren(kDbName, &children).ok());
-  for (const std::string& name : children) {
-    if (name.ends_with(".sst")) tables.push_back(std::string(kDbName) + "/" + name);
-  }
-  std::sort(tables.begin(), tables.end());
+  const std::vector<std::string> tables = TableFiles();
   ASSERT_EQ(tables.size(), 2u);
   const std::string l0 = tables.back();
   const uint64_t size = fs_->FileSize(l0);
