@@ -5,10 +5,11 @@
 #include <string>
 
 #include "shale/pinnable_slice.h"
-#include "src/db/get_context.h"
+#include "src/base/get_context.h"
 #include "src/monitoring/perf_context_imp.h"
 #include "src/util/coding.h"
 #include "src/util/hash.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -110,7 +111,7 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const S
   } else {
     std::memcpy(p, &out_of_line, sizeof(out_of_line));
   }
-  assert(p + value_ref_size == buf + encoded_len);
+  SHALE_ASSERT(p + value_ref_size == buf + encoded_len);
   table_.Insert(buf);
   num_entries_.fetch_add(1, std::memory_order_relaxed);
   if (type == kTypeDeletion) num_deletes_.fetch_add(1, std::memory_order_relaxed);
@@ -156,7 +157,7 @@ bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
     }
     ParsedInternalKey parsed;
     bool ok = ParseInternalKey(internal_key, &parsed);
-    assert(ok);  // written by Add
+    SHALE_ASSERT(ok);  // written by Add
     (void)ok;
     Slice value = DecodeValue(key_ptr + key_len);
     seen = true;

@@ -4,7 +4,7 @@
 //   entry := internal_key_length:varint32 user_key tag:fixed64 value_length:varint32 value_ref
 //   value_ref := value bytes                     if value_length <= kMaxInlineValue
 //              | the value's address (8 native bytes) otherwise (bytes in a second arena)
-// (tag = sequence << 8 | type; see src/db/dbformat.h). Keeping long values out of line keeps
+// (tag = sequence << 8 | type; see src/base/dbformat.h). Keeping long values out of line keeps
 // the nodes small and close together: a seek, or a walk down one key's versions (merge
 // operands, GetMergeOperands), touches a few dense cache lines per node instead of one node
 // per value-sized stride, whatever the value sizes.
@@ -22,8 +22,8 @@
 #include "memtable/memtable_bloom.h"
 #include "memtable/skiplist.h"
 #include "shale/slice.h"
-#include "src/db/dbformat.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/dbformat.h"
+#include "src/base/internal_iterator.h"
 #include "src/util/arena.h"
 
 namespace shale {

@@ -20,11 +20,11 @@
 #pragma once
 
 #include <atomic>
-#include <cassert>
 #include <cstdint>
 #include <new>
 
 #include "src/util/arena.h"
+#include "src/util/invariants.h"
 #include "src/util/random.h"
 
 namespace shale {
@@ -56,11 +56,11 @@ class SkipList {
     explicit Iterator(const SkipList* list) : list_(list) {}
     bool Valid() const { return node_ != nullptr; }
     const char* key() const {
-      assert(Valid());
+      SHALE_ASSERT(Valid());
       return node_->Key();
     }
     void Next() {
-      assert(Valid());
+      SHALE_ASSERT(Valid());
       node_ = node_->Next(0);
     }
     // Starts loading the next node (its bottom link and the start of its key) so that the miss
@@ -75,7 +75,7 @@ class SkipList {
     }
     // O(log n): the last node before the current one.
     void Prev() {
-      assert(Valid());
+      SHALE_ASSERT(Valid());
       node_ = list_->FindLessThan(node_->Key());
       if (node_ == list_->head_) node_ = nullptr;
     }
@@ -236,7 +236,7 @@ void SkipList<Cmp>::Insert(const char* key) {
   Node* x = reinterpret_cast<Node*>(const_cast<char*>(key)) - 1;
   const int height =
       static_cast<int>(reinterpret_cast<uintptr_t>(x->next0.load(std::memory_order_relaxed)));
-  assert(height >= 1 && height <= kMaxHeight);
+  SHALE_ASSERT(height >= 1 && height <= kMaxHeight);
   int max_height = GetMaxHeight();
   while (height > max_height) {
     if (max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
@@ -252,7 +252,7 @@ void SkipList<Cmp>::Insert(const char* key) {
     FindSpliceForLevel(key, before, level, &prev[level], &next[level]);
     before = prev[level];
   }
-  assert(next[0] == nullptr || cmp_(next[0]->Key(), key) != 0);
+  SHALE_ASSERT(next[0] == nullptr || cmp_(next[0]->Key(), key) != 0);
 
   for (int level = 0; level < height; level++) {
     while (true) {

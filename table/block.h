@@ -16,7 +16,7 @@
 #include <string>
 
 #include "shale/comparator.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/internal_iterator.h"
 #include "table/format.h"
 
 namespace shale {

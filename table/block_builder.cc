@@ -1,14 +1,14 @@
 #include "table/block_builder.h"
 
 #include <algorithm>
-#include <cassert>
 
 #include "src/util/coding.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
 BlockBuilder::BlockBuilder(int restart_interval) : restart_interval_(restart_interval) {
-  assert(restart_interval_ >= 1);
+  SHALE_ASSERT(restart_interval_ >= 1);
   restarts_.push_back(0);
 }
 
@@ -22,7 +22,7 @@ void BlockBuilder::Reset() {
 }
 
 void BlockBuilder::Add(const Slice& key, const Slice& value) {
-  assert(!finished_);
+  SHALE_ASSERT(!finished_);
   size_t shared = 0;
   if (counter_ < restart_interval_ && num_entries_ > 0) {
     const size_t limit = std::min(last_key_.size(), key.size());

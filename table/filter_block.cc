@@ -1,11 +1,11 @@
 #include "table/filter_block.h"
 
-#include <cassert>
 #include <cmath>
 #include <cstring>
 
 #include "src/util/coding.h"
 #include "src/util/hash.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -42,7 +42,7 @@ int BloomProbesForBitsPerKey(double bits_per_key) {
 
 FilterBlockBuilder::FilterBlockBuilder(double bits_per_key)
     : bits_per_key_(bits_per_key), num_probes_(BloomProbesForBitsPerKey(bits_per_key)) {
-  assert(bits_per_key > 0);
+  SHALE_ASSERT(bits_per_key > 0);
 }
 
 void FilterBlockBuilder::AddKey(const Slice& user_key) { AddHash(Hash64(user_key)); }

@@ -1,13 +1,14 @@
 #include "table/table_builder.h"
 
-#include <cassert>
 #include <cmath>
+
+#include "src/util/invariants.h"
 
 namespace shale {
 
 TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* file)
     : options_(options), file_(file), data_block_(options.block_restart_interval), index_block_(1) {
-  assert(options_.comparator != nullptr);
+  SHALE_ASSERT(options_.comparator != nullptr);
   if (options_.bloom_bits_per_key > 0) {
     filter_ = std::make_unique<FilterBlockBuilder>(options_.bloom_bits_per_key);
     props_.filter_kind = "cachelocalbloom";

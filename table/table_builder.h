@@ -17,7 +17,7 @@
 #include "shale/file_system.h"
 #include "shale/options.h"
 #include "shale/status.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 #include "table/block_builder.h"
 #include "table/filter_block.h"
 #include "table/format.h"

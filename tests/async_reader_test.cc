@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "shale/file_system.h"
-#include "src/db/async_read.h"
+#include "src/base/async_read.h"
 #include "src/env/io_uring_reader.h"
 #include "src/util/random.h"
 #include "tests/db_test_util.h"

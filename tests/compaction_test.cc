@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "shale/merge_operator.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 
 namespace shale {
 namespace {

@@ -1,4 +1,4 @@
-// The DB on a file system that crashes, fails and corrupts (RELIABILITY.md): acknowledged
+// The DB on a file system that crashes, fails and corrupts (docs/reliability.md): acknowledged
 // synced writes survive every crash mode, what recovers is a hole-free prefix of history,
 // IO errors surface as IOError and leave the DB read-only until Resume(), and damaged bytes
 // are reported as Corruption rather than returned as data.

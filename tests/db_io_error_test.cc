@@ -1,4 +1,4 @@
-// IO errors at RELIABILITY.md's rates during a randomized workload: read faults 1 in 32,
+// IO errors at docs/reliability.md's rates during a randomized workload: read faults 1 in 32,
 // write and fsync faults 1 in 128. Background work is driven from the test thread (explicit
 // Flush and CompactRange, no automatic compactions), so every file-system operation belongs to
 // one API call, and every call during which a fault was injected must report a non-OK status.

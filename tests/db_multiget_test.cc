@@ -12,7 +12,7 @@
 
 #include "shale/cache.h"
 #include "shale/statistics.h"
-#include "src/db/filename.h"
+#include "src/base/filename.h"
 #include "src/util/random.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"

@@ -1,4 +1,4 @@
-// WAL recovery on damaged logs, per recovery mode (RELIABILITY.md "WAL recovery modes"), by
+// WAL recovery on damaged logs, per recovery mode (docs/reliability.md, "WAL recovery modes"), by
 // editing log files on disk between a Close and an Open.
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "shale/comparator.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/internal_iterator.h"
 #include "src/util/random.h"
 
 namespace shale::test {

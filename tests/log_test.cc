@@ -1,5 +1,5 @@
 // The log (WAL and MANIFEST) format: round trips across block boundaries, and every kind of
-// damage RELIABILITY.md lists classified correctly — never a wrong record.
+// damage docs/reliability.md lists classified correctly — never a wrong record.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -355,7 +355,7 @@ TEST_F(LogTest, ReopenedWriterContinuesMidBlock) {
   EXPECT_EQ(end, End::kClean);
 }
 
-// ---- Each kind of bad input RELIABILITY.md lists for the WAL: where reading stops, how it
+// ---- Each kind of bad input docs/reliability.md lists for the WAL: where reading stops, how it
 // ends, and a Corruption status naming the file and the offset of the bad record ----
 
 // A physical record of type holding payload, its checksum matching.

@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cstring>
-#include <set>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,7 +16,7 @@
 #include "shale/comparator.h"
 #include "shale/merge_operator.h"
 #include "shale/pinnable_slice.h"
-#include "src/db/get_context.h"
+#include "src/base/get_context.h"
 #include "src/util/coding.h"
 #include "src/util/random.h"
 
@@ -388,8 +388,8 @@ TEST_F(MemTableTest, ValuesInlineAndOutOfLineReadBackExactly) {
     ParsedInternalKey p;
     ASSERT_TRUE(ParseInternalKey(it->key(), &p));
     if (p.type == kTypeValue) {
-      EXPECT_EQ(it->value().ToString(), p.user_key == Slice("merged") ? base
-                                                                      : expected[p.user_key.ToString()]);
+      EXPECT_EQ(it->value().ToString(),
+                p.user_key == Slice("merged") ? base : expected[p.user_key.ToString()]);
       values++;
     }
   }

@@ -8,7 +8,7 @@
 
 #include "shale/comparator.h"
 #include "shale/file_system.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 #include "table/table_builder.h"
 #include "tests/db_test_util.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs scoreboard rows (BENCHMARKS.md) for shale's db_bench and RocksDB's db_bench back to back,
+# Runs scoreboard rows (docs/benchmarks.md) for shale's db_bench and RocksDB's db_bench back to back,
 # alternating engines, each run in a fresh directory, and prints the median ratio per row
 # (shale ops/sec ÷ RocksDB ops/sec), then writes a PNG bar chart of the ratios (CHART, default
 # compare_rocksdb.png) with gnuplot.

@@ -16,7 +16,7 @@
 
 #include "shale/comparator.h"
 #include "shale/file_system.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 #include "table/format.h"
 #include "table/table_reader.h"
 #include "tools/tool_flags.h"

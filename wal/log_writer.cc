@@ -1,9 +1,8 @@
 #include "wal/log_writer.h"
 
-#include <cassert>
-
 #include "src/util/coding.h"
 #include "src/util/crc32c.h"
+#include "src/util/invariants.h"
 
 namespace shale::log {
 
@@ -22,7 +21,7 @@ Status Writer::AddRecord(const Slice& payload) {
   // An empty payload still emits one (empty) kFull record.
   do {
     const int leftover = kBlockSize - block_offset_;
-    assert(leftover >= 0);
+    SHALE_ASSERT(leftover >= 0);
     if (leftover < kHeaderSize) {
       if (leftover > 0) {
         static constexpr char kZeroes[kHeaderSize] = {};
@@ -45,8 +44,8 @@ Status Writer::AddRecord(const Slice& payload) {
 }
 
 Status Writer::EmitPhysicalRecord(RecordType type, const char* data, size_t length) {
-  assert(length <= 0xffff);
-  assert(block_offset_ + kHeaderSize + length <= static_cast<size_t>(kBlockSize));
+  SHALE_ASSERT(length <= 0xffff);
+  SHALE_ASSERT(block_offset_ + kHeaderSize + length <= static_cast<size_t>(kBlockSize));
   char header[kHeaderSize];
   header[4] = static_cast<char>(length & 0xff);
   header[5] = static_cast<char>(length >> 8);

@@ -24,7 +24,7 @@ enum class CompressionType : unsigned char {
   kZSTD = 0x7,  // RocksDB's byte for zstd, so files and flags read the same
 };
 
-// What Open does with a damaged write-ahead log (see RELIABILITY.md).
+// What Open does with a damaged write-ahead log (docs/reliability.md).
 enum class WALRecoveryMode : unsigned char {
   // An incomplete or zeroed last record is dropped; corruption before it fails Open. (A log
   // synced more than once keeps zeros written ahead of its records, so that each sync

@@ -9,7 +9,6 @@
 // the getters need no lock.
 #include <algorithm>
 #include <atomic>
-#include <cassert>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -17,6 +16,7 @@
 
 #include "shale/cache.h"
 #include "src/util/hash.h"
+#include "src/util/invariants.h"
 #include "src/util/mutex.h"
 
 namespace shale {
@@ -116,7 +116,7 @@ class LRUShard {
     MutexLock l(&mu_);
     while (lru_.next != &lru_) {
       Entry* e = lru_.next;
-      assert(e->refs == 1 && e->in_cache);
+      SHALE_ASSERT(e->refs == 1 && e->in_cache);
       Unlink(e);
       table_.Remove(e->key(), e->hash);
       Entry::Free(e);
@@ -186,7 +186,7 @@ class LRUShard {
 
   void Ref(Entry* e) {
     MutexLock l(&mu_);
-    assert(e->refs > (e->in_cache ? 1u : 0u));
+    SHALE_ASSERT(e->refs > (e->in_cache ? 1u : 0u));
     e->refs++;
   }
 
@@ -242,7 +242,7 @@ class LRUShard {
   }
   // Drops one client pin; true when the entry must be freed by the caller.
   bool Unpin(Entry* e) REQUIRES(mu_) {
-    assert(e->refs > 0);
+    SHALE_ASSERT(e->refs > 0);
     e->refs--;
     if (e->refs == 0) {
       // Out of the cache and no longer pinned.
@@ -266,7 +266,7 @@ class LRUShard {
   }
   // e was just removed from the table: drop the cache's reference.
   void Detach(Entry* e, std::vector<Entry*>* freed) REQUIRES(mu_) {
-    assert(e->in_cache);
+    SHALE_ASSERT(e->in_cache);
     e->in_cache = false;
     if (e->refs == 1) {
       Unlink(e);

@@ -1,6 +1,6 @@
 #include "src/db/builder.h"
 
-#include "src/db/filename.h"
+#include "src/base/filename.h"
 
 namespace shale {
 

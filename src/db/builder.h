@@ -8,7 +8,7 @@
 
 #include "shale/file_system.h"
 #include "shale/status.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/internal_iterator.h"
 #include "src/db/version_edit.h"
 #include "table/table_builder.h"
 

@@ -4,7 +4,7 @@
 
 #include <deque>
 
-#include "src/db/merge_helper.h"
+#include "src/base/merge_helper.h"
 
 namespace shale {
 

@@ -12,10 +12,10 @@
 #include <system_error>
 
 #include "memtable/memtable.h"
+#include "src/base/filename.h"
 #include "src/db/builder.h"
 #include "src/db/compaction.h"
 #include "src/db/db_impl.h"
-#include "src/db/filename.h"
 #include "src/db/merging_iterator.h"
 #include "src/util/clock.h"
 

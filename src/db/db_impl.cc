@@ -9,15 +9,16 @@
 #include <optional>
 
 #include "memtable/memtable.h"
-#include "src/db/async_read.h"
+#include "src/base/async_read.h"
+#include "src/base/get_context.h"
+#include "src/base/multi_get.h"
 #include "src/db/db_iter.h"
-#include "src/db/get_context.h"
 #include "src/db/merging_iterator.h"
-#include "src/db/multi_get.h"
 #include "src/db/write_batch_internal.h"
 #include "src/monitoring/perf_context_imp.h"
 #include "src/util/biased_countdown.h"
 #include "src/util/clock.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -170,7 +171,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
     SequenceNumber seq = first_seq;
     for (const WriteThread::Writer* m : group.members) {
       Status ins = WriteBatchInternal::InsertInto(m->batch, seq, mem_);
-      assert(ins.ok());  // batches built through the API are well formed
+      SHALE_ASSERT(ins.ok());  // batches built through the API are well formed
       ins.PermitUncheckedError();
       seq += m->batch->Count();
     }
@@ -540,8 +541,7 @@ const Snapshot* DBImpl::GetSnapshot() {
   SnapshotImpl* raw = nullptr;
   {
     MutexLock l(&mutex_);
-    auto snap =
-        std::make_unique<SnapshotImpl>(last_sequence_.load(std::memory_order_acquire));
+    auto snap = std::make_unique<SnapshotImpl>(last_sequence_.load(std::memory_order_acquire));
     raw = snap.get();
     snapshots_.push_back(std::move(snap));
     raw->position = std::prev(snapshots_.end());

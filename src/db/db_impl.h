@@ -24,13 +24,14 @@
 #include "shale/file_system.h"
 #include "shale/merge_operator.h"
 #include "shale/statistics.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 #include "src/db/super_version.h"
+#include "src/db/table_cache.h"
 #include "src/db/version_set.h"
 #include "src/db/write_thread.h"
+#include "src/util/invariants.h"
 #include "src/util/mutex.h"
 #include "table/table_builder.h"
-#include "table/table_cache.h"
 #include "wal/log_writer.h"
 
 namespace shale {
@@ -225,7 +226,7 @@ template <typename Fn>
 Status DBImpl::WithWritesStopped(Fn&& fn) {
   WriteThread::Writer w(WriteOptions(), nullptr, /*exclusive=*/true);
   bool leader = write_thread_.JoinBatchGroup(&w);
-  assert(leader);  // an exclusive writer is never taken into another group
+  SHALE_ASSERT(leader);  // an exclusive writer is never taken into another group
   (void)leader;
   WriteThread::Group group;
   write_thread_.BuildBatchGroup(&w, &group);

@@ -4,9 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "src/db/dbformat.h"
-#include "src/db/merge_helper.h"
+#include "src/base/dbformat.h"
+#include "src/base/merge_helper.h"
 #include "src/monitoring/perf_context_imp.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -37,7 +38,7 @@ class DBIter final : public Iterator {
     FindNextUserEntry(false, Slice());
   }
   void Next() override {
-    assert(valid_);
+    SHALE_ASSERT(valid_);
     std::string skip = key_;
     // Step off the entry just returned (a merge result has already left its chain), so that
     // only older versions count as skipped.
@@ -58,7 +59,7 @@ class DBIter final : public Iterator {
     BackwardResolve();
   }
   void Prev() override {
-    assert(valid_);
+    SHALE_ASSERT(valid_);
     std::string current = key_;
     SeekInternal(current, kMaxSequenceNumber);  // first entry of the current key
     StepBack();
@@ -251,8 +252,8 @@ class ErrorIterator final : public Iterator {
   void SeekToLast() override {}
   void Seek(const Slice&) override {}
   void SeekForPrev(const Slice&) override {}
-  void Next() override { assert(false); }
-  void Prev() override { assert(false); }
+  void Next() override { SHALE_ASSERT(false); }
+  void Prev() override { SHALE_ASSERT(false); }
   Slice key() const override { return Slice(); }
   Slice value() const override { return Slice(); }
   Status status() const override { return status_; }

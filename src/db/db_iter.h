@@ -14,7 +14,7 @@
 #include "shale/iterator.h"
 #include "shale/merge_operator.h"
 #include "shale/snapshot.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/internal_iterator.h"
 
 namespace shale {
 

@@ -25,10 +25,11 @@
 #include <set>
 
 #include "memtable/memtable.h"
-#include "src/db/async_read.h"
+#include "src/base/async_read.h"
+#include "src/base/filename.h"
 #include "src/db/db_impl.h"
-#include "src/db/filename.h"
 #include "src/db/write_batch_internal.h"
+#include "src/util/invariants.h"
 #include "wal/log_reader.h"
 
 namespace shale {
@@ -318,14 +319,13 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
     auto end = ReplayLog(fs_.get(), name, &last_seq, &records, &problem,
                          [&](const WriteBatch& batch, SequenceNumber first) {
                            if (!refused.ok()) return;
-                           if (!options_.merge_operator &&
-                               WriteBatchInternal::HasMerge(&batch)) {
+                           if (!options_.merge_operator && WriteBatchInternal::HasMerge(&batch)) {
                              refused = Status::InvalidArgument(
                                  name, "holds merge operands: open with the merge_operator");
                              return;
                            }
                            Status ins = WriteBatchInternal::InsertInto(&batch, first, mem_);
-                           assert(ins.ok());  // validated by ReplayLog
+                           SHALE_ASSERT(ins.ok());  // validated by ReplayLog
                            ins.PermitUncheckedError();
                            mutex_.AssertHeld();  // RecoverLogs holds it throughout
                            if (flush && flush_status.ok() &&

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "table/table_cache.h"
+#include "src/db/table_cache.h"
 
 namespace shale {
 namespace {

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "shale/options.h"
-#include "src/db/dbformat.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/dbformat.h"
+#include "src/base/internal_iterator.h"
 #include "src/db/version_set.h"
 
 namespace shale {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
-#include "src/db/dbformat.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/dbformat.h"
+#include "src/base/internal_iterator.h"
 
 namespace shale {
 

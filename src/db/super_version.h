@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "memtable/memtable.h"
-#include "src/db/get_context.h"
+#include "src/base/get_context.h"
 #include "src/db/version_set.h"
 
 namespace shale {

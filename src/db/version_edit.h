@@ -24,7 +24,7 @@
 
 #include "shale/slice.h"
 #include "shale/status.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 
 namespace shale {
 

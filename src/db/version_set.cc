@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <map>
 
-#include "src/db/async_read.h"
-#include "src/db/filename.h"
+#include "src/base/async_read.h"
+#include "src/base/filename.h"
+#include "src/base/multi_get.h"
 #include "src/db/level_iterator.h"
-#include "src/db/multi_get.h"
-#include "table/table_cache.h"
+#include "src/db/table_cache.h"
 #include "wal/log_reader.h"
 
 namespace shale {

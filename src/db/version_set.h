@@ -34,9 +34,9 @@
 
 #include "shale/file_system.h"
 #include "shale/options.h"
-#include "src/db/dbformat.h"
-#include "src/db/get_context.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/dbformat.h"
+#include "src/base/get_context.h"
+#include "src/base/internal_iterator.h"
 #include "src/db/version_edit.h"
 #include "wal/log_writer.h"
 

@@ -4,7 +4,7 @@
 //              | kTypeDeletion:u8 varstring(key)
 //              | kTypeMerge:u8    varstring(key) varstring(operand)
 //   varstring := length:varint32 bytes
-// The type bytes are the ValueType values of src/db/dbformat.h. Record i of a batch written at
+// The type bytes are the ValueType values of src/base/dbformat.h. Record i of a batch written at
 // sequence s gets sequence s + i.
 #include "shale/write_batch.h"
 

@@ -8,7 +8,7 @@
 #include "shale/slice.h"
 #include "shale/status.h"
 #include "shale/write_batch.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 
 namespace shale {
 

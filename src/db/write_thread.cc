@@ -1,8 +1,9 @@
 #include "src/db/write_thread.h"
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
+
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -26,7 +27,7 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
 
 void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
   MutexLock l(&mu_);
-  assert(!queue_.empty() && queue_.front() == leader);
+  SHALE_ASSERT(!queue_.empty() && queue_.front() == leader);
   if (leader->sync && !leader->exclusive && last_sync_group_size_ > queue_.size()) {
     GatherLocked(last_sync_group_size_);
   }
@@ -75,7 +76,7 @@ void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
   {
     MutexLock l(&mu_);
     for (Writer* w : group.members) {
-      assert(!queue_.empty() && queue_.front() == w);
+      SHALE_ASSERT(!queue_.empty() && queue_.front() == w);
       w->status = s;
       queue_.pop_front();
     }

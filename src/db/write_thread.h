@@ -13,8 +13,8 @@
 //
 // Waking: writers take tickets in queue order, and a leader finishes its group by storing the
 // last member's ticket in one word that every queued writer sleeps on (a WaitWord), then waking
-// them all with one futex call (not one wake per member: on a virtual machine each costs ~12 us
-// on the leader's critical path). A writer whose ticket is completed is done; the writer just
+// them all with one futex call (not one wake per member: each wake is a system call on the
+// leader's critical path). A writer whose ticket is completed is done; the writer just
 // after the completed one is the next leader; the others sleep again.
 //
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by

@@ -2,9 +2,10 @@
 
 #include <sys/mman.h>
 
-#include <cassert>
 #include <cstdlib>
 #include <new>
+
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -20,7 +21,7 @@ char* Arena::AllocateAligned(size_t bytes) {
     return result;
   }
   char* result = AllocateFallback(bytes);  // fresh blocks come from new[], which is aligned
-  assert((reinterpret_cast<uintptr_t>(result) & (kAlign - 1)) == 0);
+  SHALE_ASSERT((reinterpret_cast<uintptr_t>(result) & (kAlign - 1)) == 0);
   return result;
 }
 

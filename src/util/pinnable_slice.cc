@@ -1,7 +1,8 @@
 #include "shale/pinnable_slice.h"
 
-#include <cassert>
 #include <utility>
+
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -18,13 +19,13 @@ Cleanable& Cleanable::operator=(Cleanable&& other) noexcept {
 }
 
 void Cleanable::RegisterMore(CleanupFunction function, void* arg1, void* arg2) {
-  assert(function != nullptr);
+  SHALE_ASSERT(function != nullptr);
   if (more_ == nullptr) more_ = std::make_unique<std::vector<Cleanup>>();
   more_->push_back(Cleanup{function, arg1, arg2});
 }
 
 void Cleanable::DelegateAll(Cleanable* other) {
-  assert(other != this);
+  SHALE_ASSERT(other != this);
   other->RegisterCleanup(first_.function, first_.arg1, first_.arg2);
   if (more_ != nullptr) {
     for (const Cleanup& c : *more_) other->RegisterCleanup(c.function, c.arg1, c.arg2);
@@ -75,13 +76,13 @@ PinnableSlice& PinnableSlice::operator=(PinnableSlice&& other) noexcept {
 }
 
 void PinnableSlice::PinSelf(const Slice& s) {
-  assert(!pinned_);
+  SHALE_ASSERT(!pinned_);
   buf_->assign(s.data(), s.size());
   static_cast<Slice&>(*this) = Slice(*buf_);
 }
 
 void PinnableSlice::remove_prefix(size_t n) {
-  assert(n <= size());
+  SHALE_ASSERT(n <= size());
   if (pinned_) {
     Slice::remove_prefix(n);
   } else {
@@ -91,7 +92,7 @@ void PinnableSlice::remove_prefix(size_t n) {
 }
 
 void PinnableSlice::remove_suffix(size_t n) {
-  assert(n <= size());
+  SHALE_ASSERT(n <= size());
   if (pinned_) {
     Slice::remove_suffix(n);
   } else {

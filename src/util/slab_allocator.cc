@@ -2,10 +2,11 @@
 
 #include <sys/mman.h>
 
-#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <new>
+
+#include "src/util/invariants.h"
 
 #if SHALE_SLAB_POISONING
 #include <sanitizer/asan_interface.h>
@@ -66,7 +67,7 @@ SlabAllocator::~SlabAllocator() {
     MutexLock lock(&c.mu);
     while (c.partial != nullptr) {
       Slab* slab = c.partial;
-      assert(slab->used == 0);
+      SHALE_ASSERT(slab->used == 0);
       Unlink(&c, slab);
       SHALE_UNPOISON(slab, kSlabSize);
       munmap(slab, kSlabSize);
@@ -140,13 +141,13 @@ void SlabAllocator::Free(char* p, size_t n) {
   bool unmap = false;
   {
     MutexLock lock(&c->mu);
-    assert(slab->slot_size == UsableSize(n));
+    SHALE_ASSERT(slab->slot_size == UsableSize(n));
     SHALE_POISON(p, slab->slot_size);
     SHALE_UNPOISON(p, sizeof(char*));
     std::memcpy(p, &slab->free_list, sizeof(char*));
     SHALE_POISON(p, sizeof(char*));
     slab->free_list = p;
-    assert(slab->used > 0);
+    SHALE_ASSERT(slab->used > 0);
     slab->used--;
     if (!slab->in_partial) PushPartial(c, slab);
     if (slab->used == 0 && c->slabs > 1) {

@@ -2,9 +2,9 @@
 // advised as transparent huge pages; SlabBuffer owns one allocation.
 //
 // Every block a read brings into the block cache is a fresh allocation of about a block's
-// size. Out of malloc, each new 4 KiB page of it costs a page fault on first touch; on the
-// virtual machines shale is measured on a fault costs ~12 us, and a first scan of a DB
-// (readseq, 116 MB of blocks) spent ~40 % of its time in them. Slabs of 2 MiB advised as
+// size. Out of malloc, each new 4 KiB page of it costs a page fault on first touch, and where
+// page faults are expensive (under virtualisation, ~12 us each) a first scan of a DB spends
+// much of its time in them (docs/benchmarks.md). Slabs of 2 MiB advised as
 // huge pages fault once per 2 MiB where the kernel grants the huge page (and per 4 KiB as
 // before where it does not).
 //

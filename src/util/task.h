@@ -1,5 +1,5 @@
 // Task: the smallest useful C++20 coroutine type — a lazily started, resumable job without a
-// result, driven by whoever owns it (see src/db/async_read.h for the driver used by MultiGet).
+// result, driven by whoever owns it (see src/base/async_read.h for the driver used by MultiGet).
 //
 //   Task Work(Reader* r) { co_await r->Read(...); ... }
 //   Task t = Work(r);   // not started yet

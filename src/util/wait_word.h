@@ -9,8 +9,8 @@
 //
 // WakeAll makes its system call only when a thread is asleep (or about to sleep): a count of
 // sleepers, raised before the kernel's check of the word and read after the Store, tells it.
-// A writer alone (db_bench fillseq, one thread) then makes no futex call per write group; each
-// cost ~1.5 us on this virtual machine, about a fifth of the write's time.
+// A writer alone (db_bench fillseq, one thread) then makes no futex call per write group, which
+// would otherwise be a system call per write (docs/benchmarks.md has its measured cost).
 //
 // Thread safety: every method may be called concurrently. Store() then WakeAll() is the
 // protocol: a waiter that read the old value either sees the new one or is woken.

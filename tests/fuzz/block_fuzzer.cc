@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "shale/comparator.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 #include "table/block.h"
 #include "table/table_properties.h"
 

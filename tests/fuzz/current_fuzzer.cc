@@ -28,10 +28,10 @@
 
 #include "shale/comparator.h"
 #include "shale/options.h"
-#include "src/db/dbformat.h"
-#include "src/db/filename.h"
+#include "src/base/dbformat.h"
+#include "src/base/filename.h"
+#include "src/db/table_cache.h"
 #include "src/db/version_set.h"
-#include "table/table_cache.h"
 #include "tests/fault_injection_fs.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "wal/log_reader.h"

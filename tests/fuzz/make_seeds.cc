@@ -13,7 +13,7 @@
 
 #include "shale/comparator.h"
 #include "shale/write_batch.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 #include "src/db/version_edit.h"
 #include "src/db/write_batch_internal.h"
 #include "table/block_builder.h"

@@ -12,8 +12,8 @@
 
 #include "shale/comparator.h"
 #include "shale/file_system.h"
-#include "src/db/dbformat.h"
-#include "src/db/get_context.h"
+#include "src/base/dbformat.h"
+#include "src/base/get_context.h"
 #include "table/table_builder.h"
 #include "table/table_reader.h"
 

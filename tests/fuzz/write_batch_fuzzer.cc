@@ -23,7 +23,7 @@
 #include "memtable/memtable.h"
 #include "shale/comparator.h"
 #include "shale/write_batch.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 #include "src/db/write_batch_internal.h"
 #include "tests/fuzz/fuzz_util.h"
 

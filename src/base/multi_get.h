@@ -7,8 +7,8 @@
 #include "shale/merge_operator.h"
 #include "shale/pinnable_slice.h"
 #include "shale/status.h"
-#include "src/db/dbformat.h"
-#include "src/db/get_context.h"
+#include "src/base/dbformat.h"
+#include "src/base/get_context.h"
 #include "src/util/hash.h"
 
 namespace shale {

@@ -1,8 +1,8 @@
-#include "table/table_cache.h"
+#include "src/db/table_cache.h"
 
 #include <fmt/format.h>
 
-#include "src/db/filename.h"
+#include "src/base/filename.h"
 #include "src/util/coding.h"
 
 namespace shale {

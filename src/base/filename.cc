@@ -1,4 +1,4 @@
-#include "src/db/filename.h"
+#include "src/base/filename.h"
 
 #include <fmt/format.h>
 

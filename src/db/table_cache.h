@@ -14,8 +14,8 @@
 
 #include "shale/cache.h"
 #include "shale/file_system.h"
-#include "src/db/get_context.h"
-#include "src/db/internal_iterator.h"
+#include "src/base/get_context.h"
+#include "src/base/internal_iterator.h"
 #include "table/table_reader.h"
 
 namespace shale {

@@ -1,4 +1,4 @@
-#include "src/db/async_read.h"
+#include "src/base/async_read.h"
 
 #include <algorithm>
 

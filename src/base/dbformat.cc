@@ -1,4 +1,4 @@
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 
 namespace shale {
 

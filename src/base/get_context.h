@@ -20,7 +20,7 @@
 #include "shale/merge_operator.h"
 #include "shale/pinnable_slice.h"
 #include "shale/status.h"
-#include "src/db/dbformat.h"
+#include "src/base/dbformat.h"
 
 namespace shale {
 

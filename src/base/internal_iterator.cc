@@ -1,4 +1,4 @@
-#include "src/db/internal_iterator.h"
+#include "src/base/internal_iterator.h"
 
 namespace shale {
 namespace {

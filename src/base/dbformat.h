@@ -7,7 +7,6 @@
 // Thread safety: pure functions and immutable comparators.
 #pragma once
 
-#include <cassert>
 #include <cstdint>
 #include <string>
 
@@ -15,6 +14,7 @@
 #include "shale/slice.h"
 #include "shale/snapshot.h"
 #include "src/util/coding.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -33,7 +33,7 @@ inline bool IsKnownValueType(uint8_t t) { return t <= kTypeMerge; }
 constexpr SequenceNumber kMaxSequenceNumber = (uint64_t{1} << 56) - 1;
 
 inline uint64_t PackSequenceAndType(SequenceNumber seq, ValueType t) {
-  assert(seq <= kMaxSequenceNumber);
+  SHALE_ASSERT(seq <= kMaxSequenceNumber);
   return (seq << 8) | t;
 }
 
@@ -62,11 +62,11 @@ inline bool ParseInternalKey(const Slice& internal_key, ParsedInternalKey* resul
 }
 
 inline Slice ExtractUserKey(const Slice& internal_key) {
-  assert(internal_key.size() >= 8);
+  SHALE_ASSERT(internal_key.size() >= 8);
   return Slice(internal_key.data(), internal_key.size() - 8);
 }
 inline uint64_t ExtractTag(const Slice& internal_key) {
-  assert(internal_key.size() >= 8);
+  SHALE_ASSERT(internal_key.size() >= 8);
   return DecodeFixed64(internal_key.data() + internal_key.size() - 8);
 }
 

@@ -1,4 +1,4 @@
-#include "src/db/merge_helper.h"
+#include "src/base/merge_helper.h"
 
 #include "shale/statistics.h"
 

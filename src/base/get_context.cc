@@ -1,9 +1,9 @@
-#include "src/db/get_context.h"
+#include "src/base/get_context.h"
 
 #include <algorithm>
 
 #include "shale/statistics.h"
-#include "src/db/merge_helper.h"
+#include "src/base/merge_helper.h"
 #include "src/monitoring/perf_context_imp.h"
 
 namespace shale {
