@@ -3,6 +3,8 @@
 #   tools/test.sh                      Debug build in build/, the whole suite
 #   tools/test.sh --sanitize=address  ASan + UBSan build (clang) in build-asan/, the whole suite
 #   tools/test.sh --sanitize=thread   TSan build (clang) in build-tsan/, the concurrency suites
+#   tools/test.sh --invariants         Release build with SHALE_ASSERT on (-DSHALE_INVARIANTS=ON) in
+#                                      build-invariants/: the randomized model test, longer runs
 #   tools/test.sh --fuzz               libFuzzer targets (clang, ASan + UBSan) in build-fuzz/, each
 #                                      run for FUZZ_SECONDS (default 60)
 set -euo pipefail
@@ -13,8 +15,9 @@ for arg in "$@"; do
   case "$arg" in
     --sanitize=address) sanitize=address ;;
     --sanitize=thread) sanitize=thread ;;
+    --invariants) sanitize=invariants ;;
     --fuzz) sanitize=fuzz ;;
-    *) echo "usage: $0 [--sanitize=address|thread] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--sanitize=address|thread] [--invariants] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 
@@ -41,6 +44,14 @@ case "$sanitize" in
                  -DSHALE_SANITIZE=thread -DSHALE_BUILD_MICROBENCH=OFF -DSHALE_BUILD_TOOLS=OFF)
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     ctest_args+=(-R Concurrent)
+    ;;
+  invariants)
+    dir=build-invariants
+    cmake_args+=(-DCMAKE_BUILD_TYPE=Release -DSHALE_INVARIANTS=ON -DSHALE_BUILD_MICROBENCH=OFF
+                 -DSHALE_BUILD_TOOLS=OFF)
+    # The model test at twice its default length, and the check of the macro itself.
+    export SHALE_MODEL_OPS=${SHALE_MODEL_OPS:-8000}
+    ctest_args+=(-R 'DBModelTest|Invariants')
     ;;
   fuzz)
     dir=build-fuzz
