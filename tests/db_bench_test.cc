@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -106,6 +107,15 @@ class DBBenchTest : public ::testing::Test {
   }
   ScratchDir dir_;
 };
+
+TEST_F(DBBenchTest, UseExistingDbWithoutADbExitsTwoAndCreatesNothing) {
+  RunResult r = Bench("-use_existing_db=true -benchmarks=readrandom -num=1000");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("-use_existing_db=true needs a shale DB"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("ops/sec"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/db/CURRENT"));
+}
 
 TEST_F(DBBenchTest, ScoreboardCommandLinesRunAndReportInRocksDbFormat) {
   const std::string common =

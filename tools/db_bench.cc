@@ -320,7 +320,8 @@ class Benchmark {
 
   Options MakeOptions() {
     Options o;
-    o.create_if_missing = true;
+    // An existing DB is opened, never created: a mistyped -db would otherwise measure an empty one.
+    o.create_if_missing = !FLAGS_use_existing_db;
     o.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
     o.max_write_buffer_number = FLAGS_max_write_buffer_number;
     o.compression =
@@ -370,6 +371,10 @@ class Benchmark {
     Status s = DB::Open(options_, FLAGS_db, &db_);
     if (!s.ok()) {
       std::fprintf(stderr, "open %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
+      if (FLAGS_use_existing_db && s.IsInvalidArgument()) {
+        std::fprintf(stderr, "-use_existing_db=true needs a shale DB at -db=%s\n",
+                     FLAGS_db.c_str());
+      }
       if (s.IsInvalidArgument()) std::exit(2);  // a flag value the options refuse: bad usage
       return false;
     }
