@@ -5,8 +5,11 @@
 # compare_rocksdb.png) with gnuplot.
 #
 #   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
-#       rows: B1 .. B11 (default: all); EXTRA FLAGS are added to every run of both engines.
-#       Rows B7-B9 load a DB first and then measure on it (-use_existing_db); B8 and B9 are
+#       rows: B1 .. B11 (default: all), and B3w B4w B5w B10w; EXTRA FLAGS are added to every run
+#       of both engines. Every read row (B3-B5, B7-B10) loads a DB in one db_bench process and
+#       measures in a second one on the reopened DB (-use_existing_db), the way applications
+#       read; B3w, B4w, B5w and B10w are the same reads in the process that wrote the data
+#       (its memtable and block cache still warm), not part of the default set. B8 and B9 are
 #       latency rows, so their ratio of ops/sec is RocksDB's latency over shale's. B11 is B2's
 #       peak resident memory (/usr/bin/time -v) in KiB, and its ratio is shale's over RocksDB's
 #       (lower is better).
@@ -45,15 +48,19 @@ row_flags() {
   case "$1" in
     B1) echo "-benchmarks=fillseq -num=1000000" ;;
     B2) echo "-benchmarks=fillrandom -num=1000000" ;;
-    B3) echo "-benchmarks=fillrandom,readrandom -num=1000000" ;;
-    B4) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true" ;;
-    B5) echo "-benchmarks=fillrandom,readseq -num=1000000" ;;
+    B3) echo "-use_existing_db=true -benchmarks=readrandom -num=1000000" ;;
+    B4) echo "-use_existing_db=true -benchmarks=multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true" ;;
+    B5) echo "-use_existing_db=true -benchmarks=readseq -num=1000000" ;;
+    B3w) echo "-benchmarks=fillrandom,readrandom -num=1000000" ;;
+    B4w) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true" ;;
+    B5w) echo "-benchmarks=fillrandom,readseq -num=1000000" ;;
     B6) echo "-benchmarks=fillrandom -sync=true -threads=16 -num=1250 -key_size=8 -value_size=128" ;;
     B7) echo "-use_existing_db=true -use_direct_reads=true -cache_size=8388608 -benchmarks=multireadrandom -num=2000000 -value_size=256 -batch_size=32 -multiread_batched=true -async_io=true -duration=20" ;;
     B8) echo "-benchmarks=readrandomoperands -use_existing_db=true -avoid_flush_during_recovery=true -write_buffer_size=1048576000 -merge_operator=StringAppendOperator -num=4 -value_size=2048 -threads=2 -duration=5" ;;
     B9) echo "-benchmarks=readrandomoperands -use_existing_db=true -avoid_flush_during_recovery=true -write_buffer_size=1048576000 -merge_operator=StringAppendOperator -num=1 -value_size=8 -threads=1 -duration=5" ;;
     B11) echo "-benchmarks=fillrandom -num=1000000" ;;
-    B10) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
+    B10) echo "-use_existing_db=true -benchmarks=multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
+    B10w) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
     *) echo "unknown row $1" >&2; exit 2 ;;
   esac
 }
@@ -61,12 +68,16 @@ row_flags() {
 # The load step of a row measured on an existing DB (empty: the row starts fresh).
 row_load() {
   case "$1" in
+    B3 | B4 | B5 | B10) echo "-benchmarks=fillrandom -num=1000000" ;;
     B7) echo "-benchmarks=fillrandom -num=2000000 -value_size=256" ;;
     B8) echo "-benchmarks=mergerandom -merge_operator=StringAppendOperator -num=4 -writes=16384 -value_size=2048 -write_buffer_size=1048576000" ;;
     B9) echo "-benchmarks=mergerandom -merge_operator=StringAppendOperator -num=1 -writes=16384 -value_size=8 -write_buffer_size=1048576000" ;;
     *) echo "" ;;
   esac
 }
+
+rocks_version=$("$rocks" --version 2>/dev/null | awk '{ print $NF }')
+echo "shale: $shale; RocksDB $rocks_version: $rocks"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/shale-compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -98,7 +109,7 @@ run_rss() {
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # Figures are ops/sec, except B11 (peak RSS in KiB).
-printf '%-4s %14s %14s %8s\n' row "shale" "rocksdb" ratio
+printf '%-5s %14s %14s %8s\n' row "shale" "rocksdb" ratio
 for row in "${rows[@]}"; do
   read -r -a flags <<<"$(row_flags "$row")"
   ratios=() s_all=() r_all=()
@@ -115,7 +126,7 @@ for row in "${rows[@]}"; do
     ratios+=("$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.3f", (r > 0 ? s / r : 0) }')")
   done
   ratio=$(printf '%s\n' "${ratios[@]}" | median)
-  printf '%-4s %14s %14s %8s   (ratios: %s)\n' "$row" \
+  printf '%-5s %14s %14s %8s   (ratios: %s)\n' "$row" \
     "$(printf '%s\n' "${s_all[@]}" | median)" "$(printf '%s\n' "${r_all[@]}" | median)" \
     "$ratio" "${ratios[*]}"
   echo "$row $ratio" >>"$work/ratios.dat"
@@ -127,7 +138,7 @@ if command -v gnuplot >/dev/null; then
   gnuplot <<PLOT
 set terminal png size 900,420
 set output "$chart"
-set title "shale / RocksDB 7.8.3 db_bench (B11: memory, lower is better)" noenhanced
+set title "shale / RocksDB $rocks_version db_bench (B11: memory, lower is better)" noenhanced
 set style data histograms
 set style fill solid 0.6
 set boxwidth 0.7
