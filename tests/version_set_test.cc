@@ -14,6 +14,7 @@
 #include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
 #include "src/db/table_cache.h"
+#include "src/db/version.h"
 #include "src/db/version_edit.h"
 #include "src/util/coding.h"
 #include "src/util/random.h"

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 
+#include "shale/merge_operator.h"
 #include "src/base/merge_helper.h"
 
 namespace shale {
@@ -41,110 +43,6 @@ void Compaction::MarkBeingCompacted(bool value) const {
 std::string Compaction::Describe() const {
   return fmt::format("L{}: {} files + L{}: {} files, {} bytes", level_, inputs_[0].size(),
                      level_ + 1, inputs_[1].size(), InputBytes());
-}
-
-namespace {
-
-double LevelScore(const VersionSet& vset, const Version& v, int level) {
-  if (level == 0) {
-    return static_cast<double>(v.files(0).size()) /
-           vset.options().level0_file_num_compaction_trigger;
-  }
-  uint64_t bytes = 0;
-  for (const auto& f : v.files(level)) {
-    if (!f->being_compacted) bytes += f->file_size;
-  }
-  return static_cast<double>(bytes) / static_cast<double>(vset.MaxBytesForLevel(level));
-}
-
-bool AnyBusy(const FileList& files) {
-  for (const auto& f : files) {
-    if (f->being_compacted) return true;
-  }
-  return false;
-}
-
-// Adds the files of level + 1 that overlap the user-key range of c's inputs.
-bool AddNextLevelInputs(const Comparator* ucmp, Compaction* c) {
-  const FileList& in = c->inputs(0);
-  Slice lo = ExtractUserKey(in[0]->smallest), hi = ExtractUserKey(in[0]->largest);
-  for (const auto& f : in) {
-    if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
-    if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
-  }
-  c->mutable_inputs(1) = c->input_version().OverlappingInputs(c->output_level(), &lo, &hi);
-  return !AnyBusy(c->inputs(1));
-}
-
-uint64_t OutputFileSize(const VersionSet& vset) { return vset.options().target_file_size_base; }
-
-}  // namespace
-
-double MaxCompactionScore(const VersionSet& vset, const Version& version) {
-  double best = 0;
-  for (int level = 0; level + 1 < version.num_levels(); level++) {
-    best = std::max(best, LevelScore(vset, version, level));
-  }
-  return best;
-}
-
-std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
-                                           std::vector<std::string>* compact_pointers) {
-  int best_level = -1;
-  double best = 1;
-  for (int level = 0; level + 1 < version->num_levels(); level++) {
-    const double score = LevelScore(vset, *version, level);
-    if (score >= best) {
-      best = score;
-      best_level = level;
-    }
-  }
-  if (best_level < 0) return nullptr;
-  const Comparator* ucmp = vset.icmp()->user_comparator();
-  auto c = std::make_unique<Compaction>(version, best_level, OutputFileSize(vset));
-  const FileList& files = version->files(best_level);
-  if (best_level == 0) {
-    if (AnyBusy(files)) return nullptr;
-    c->mutable_inputs(0) = files;
-  } else {
-    // The first file after the compaction pointer, wrapping around.
-    const std::string& ptr = (*compact_pointers)[best_level];
-    std::shared_ptr<FileMetaData> pick;
-    for (const auto& f : files) {
-      if (f->being_compacted) continue;
-      if (ptr.empty() || vset.icmp()->Compare(f->largest, ptr) > 0) {
-        pick = f;
-        break;
-      }
-    }
-    if (pick == nullptr) {
-      for (const auto& f : files) {
-        if (!f->being_compacted) {
-          pick = f;
-          break;
-        }
-      }
-    }
-    if (pick == nullptr) return nullptr;
-    c->mutable_inputs(0).push_back(pick);
-    (*compact_pointers)[best_level] = pick->largest;
-  }
-  if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
-  return c;
-}
-
-std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
-                                            std::shared_ptr<Version> version, int level,
-                                            const Slice* begin, const Slice* end) {
-  FileList in = version->OverlappingInputs(level, begin, end);
-  if (in.empty() || AnyBusy(in)) return nullptr;
-  // L0 files overlap one another: taking some but not older overlapping ones would move newer
-  // data below older data. L0 always goes down whole.
-  if (level == 0) in = version->files(0);
-  auto c = std::make_unique<Compaction>(version, level, OutputFileSize(vset));
-  c->mutable_inputs(0) = std::move(in);
-  if (!AddNextLevelInputs(vset.icmp()->user_comparator(), c.get())) return nullptr;
-  return c;
 }
 
 namespace {

@@ -1,24 +1,28 @@
 // Compaction: a set of input files from one level and the overlapping files of the next, to
-// be merged into new files of the next level — and the leveled picker that chooses them.
-//
-// Picking (leveled, like RocksDB's default): L0's score is its file count over
-// level0_file_num_compaction_trigger; level n >= 1 scores its bytes over
-// max_bytes_for_level_base × multiplier^(n-1). The highest score >= 1 is compacted: L0 takes
-// every L0 file; level n takes the next file after the level's compaction pointer (round
-// robin over the key space). The next level's files overlapping the inputs join them.
+// be merged into new files of the next level — and what survives of each user key's entries
+// when they are merged (CompactKeyEntries). The picker that chooses the inputs is in
+// compaction_picker.h.
 //
 // Ownership: shares the input Version and file metadata. Thread safety: built and marked under
 // the DB mutex; read-only while the job runs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "src/db/version_set.h"
+#include "shale/slice.h"
+#include "src/base/dbformat.h"
+#include "src/db/version.h"
+#include "src/db/version_edit.h"
 
 namespace shale {
+
+class MergeOperator;
+class Statistics;
 
 class Compaction {
  public:
@@ -49,25 +53,6 @@ class Compaction {
   const uint64_t max_output_file_size_;
   FileList inputs_[2];
 };
-
-// The compaction the tree needs most, or null when every score is below 1 (or its inputs are
-// busy). compact_pointers (one per level) is advanced for the level picked.
-std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
-                                           std::vector<std::string>* compact_pointers);
-// The highest level score (>= 1 means a compaction is due).
-double MaxCompactionScore(const VersionSet& vset, const Version& version);
-// Every file of level overlapping [begin, end] (null: unbounded) plus the overlapping files of
-// level + 1; null when level has none there.
-std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
-                                            std::shared_ptr<Version> version, int level,
-                                            const Slice* begin, const Slice* end);
-
-}  // namespace shale
-
-namespace shale {
-
-class MergeOperator;
-class Statistics;
 
 // One entry of a user key inside a compaction, as read (newest first).
 struct KeyEntry {

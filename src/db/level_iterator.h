@@ -9,7 +9,7 @@
 #include "shale/options.h"
 #include "src/base/dbformat.h"
 #include "src/base/internal_iterator.h"
-#include "src/db/version_set.h"
+#include "src/db/version.h"
 
 namespace shale {
 

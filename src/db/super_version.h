@@ -13,7 +13,7 @@
 
 #include "memtable/memtable.h"
 #include "src/base/get_context.h"
-#include "src/db/version_set.h"
+#include "src/db/version.h"
 
 namespace shale {
 

@@ -3,300 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <utility>
 
-#include "src/base/async_read.h"
 #include "src/base/filename.h"
-#include "src/base/multi_get.h"
-#include "src/db/level_iterator.h"
-#include "src/db/table_cache.h"
+#include "src/db/version_builder.h"
 #include "wal/log_reader.h"
 
 namespace shale {
-
-// ---- Version ----
-
-Version::Version(const VersionSet* vset, int num_levels) : vset_(vset), files_(num_levels) {}
-
-uint64_t Version::NumLevelBytes(int level) const {
-  uint64_t sum = 0;
-  for (const auto& f : files_[level]) sum += f->file_size;
-  return sum;
-}
-
-uint64_t Version::NumFiles() const {
-  uint64_t n = 0;
-  for (const auto& level : files_) n += level.size();
-  return n;
-}
-
-Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext* ctx) const {
-  const Comparator* ucmp = vset_->icmp()->user_comparator();
-  const InternalKeyComparator* icmp = vset_->icmp();
-  const Slice user_key = key.user_key();
-  const Slice ikey = key.internal_key();
-  TableCache* tc = vset_->table_cache();
-  for (const auto& f : files_[0]) {
-    if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) < 0 ||
-        ucmp->Compare(user_key, ExtractUserKey(f->largest)) > 0) {
-      continue;
-    }
-    Status s = tc->Get(options, f->number, f->file_size, ikey, ctx);
-    if (!s.ok()) return s;
-    if (ctx->resolved()) return Status::OK();
-  }
-  for (int level = 1; level < num_levels(); level++) {
-    const FileList& files = files_[level];
-    if (files.empty()) continue;
-    // The first file whose largest key is >= ikey.
-    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
-      return icmp->Compare(f->largest, ikey) < 0;
-    });
-    if (it == files.end()) continue;
-    const FileMetaData& f = **it;
-    if (ucmp->Compare(user_key, ExtractUserKey(f.smallest)) < 0) continue;
-    Status s = tc->Get(options, f.number, f.file_size, ikey, ctx);
-    if (!s.ok()) return s;
-    if (ctx->resolved()) return Status::OK();
-  }
-  return Status::OK();
-}
-
-const FileMetaData* Version::NextCandidate(MultiGetKey* k) const {
-  const Comparator* ucmp = vset_->icmp()->user_comparator();
-  const Slice uk = k->lkey.user_key();
-  while (k->level < num_levels()) {
-    if (k->level == 0) {
-      const FileList& l0 = files_[0];
-      while (k->l0_index < l0.size()) {
-        const FileMetaData* f = l0[k->l0_index++].get();
-        if (ucmp->Compare(uk, ExtractUserKey(f->smallest)) >= 0 &&
-            ucmp->Compare(uk, ExtractUserKey(f->largest)) <= 0) {
-          return f;
-        }
-      }
-      k->level = 1;
-      continue;
-    }
-    const FileList& files = files_[k->level++];
-    const Slice ikey = k->lkey.internal_key();
-    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
-      return vset_->icmp()->Compare(f->largest, ikey) < 0;
-    });
-    if (it != files.end() && ucmp->Compare(uk, ExtractUserKey((*it)->smallest)) >= 0) {
-      return it->get();
-    }
-  }
-  return nullptr;
-}
-
-void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
-                       AsyncIo* io) const {
-  TableCache* tc = vset_->table_cache();
-  // The tables this batch touches, open (and so alive for the reads in flight) until the end.
-  struct OpenTable {
-    const FileMetaData* file;
-    Cache::Handle* handle;
-    Status status;
-  };
-  std::vector<OpenTable> open;
-  auto table_of = [&](const FileMetaData* f) -> size_t {
-    for (size_t i = 0; i < open.size(); i++) {
-      if (open[i].file == f) return i;
-    }
-    OpenTable t{f, nullptr, Status()};
-    t.status = tc->FindTable(f->number, f->file_size, &t.handle);
-    open.push_back(t);
-    return open.size() - 1;
-  };
-  auto reader = [&](size_t i) { return tc->GetReader(open[i].handle); };
-
-  for (size_t i = 0; i < n; i++) keys[i]->position = i;
-  std::vector<MultiGetKey*> unplaced, next;
-  std::vector<std::pair<size_t, size_t>> placed;  // (table, key position in the batch)
-  std::vector<MultiGetKey*> group;
-  while (true) {
-    unplaced.clear();
-    for (size_t i = 0; i < n; i++) {
-      if (!keys[i]->done() && !keys[i]->exhausted) unplaced.push_back(keys[i]);
-    }
-    // Place every key at the next file whose filter may hold it. Filter probes need no IO, so
-    // a key whose entries sit deep in the tree is placed there in this round: the reads of
-    // all levels go out together instead of one level after another.
-    placed.clear();
-    while (!unplaced.empty()) {
-      for (MultiGetKey* k : unplaced) {
-        const FileMetaData* f = NextCandidate(k);
-        if (f == nullptr) {
-          k->exhausted = true;
-          continue;
-        }
-        k->table = table_of(f);
-        if (open[k->table].status.ok()) reader(k->table)->PrefetchFilter(k->hash);
-      }
-      next.clear();
-      for (MultiGetKey* k : unplaced) {
-        if (k->exhausted) continue;
-        const OpenTable& t = open[k->table];
-        if (!t.status.ok()) {
-          k->status = t.status;
-        } else if (reader(k->table)->FilterMayMatch(k->hash)) {
-          placed.emplace_back(k->table, k->position);
-        } else {
-          next.push_back(k);
-        }
-      }
-      unplaced.swap(next);
-    }
-    if (placed.empty()) break;
-    // One TableReader::MultiGet per file, its keys in batch (sorted) order.
-    std::sort(placed.begin(), placed.end());
-    for (size_t i = 0; i < placed.size();) {
-      size_t j = i;
-      group.clear();
-      for (; j < placed.size() && placed[j].first == placed[i].first; j++) {
-        group.push_back(keys[placed[j].second]);
-      }
-      reader(placed[i].first)
-          ->MultiGet(options, group.data(), group.size(), io,
-                     /*filter_checked=*/true);
-      // This file's reads go out while the next file's keys are placed in blocks.
-      if (io != nullptr) io->Flush();
-      i = j;
-    }
-    if (io != nullptr) io->RunUntilDone();
-  }
-  for (const OpenTable& t : open) {
-    if (t.status.ok()) tc->Release(t.handle);
-  }
-}
-
-void Version::AddIterators(const ReadOptions& options,
-                           std::vector<std::unique_ptr<InternalIterator>>* iters) const {
-  TableCache* tc = vset_->table_cache();
-  for (const auto& f : files_[0])
-    iters->push_back(tc->NewIterator(options, f->number, f->file_size));
-  for (int level = 1; level < num_levels(); level++) {
-    if (files_[level].empty()) continue;
-    iters->push_back(NewLevelIterator(tc, options, vset_->icmp(), files_[level]));
-  }
-}
-
-FileList Version::OverlappingInputs(int level, const Slice* begin, const Slice* end) const {
-  const Comparator* ucmp = vset_->icmp()->user_comparator();
-  FileList out;
-  for (const auto& f : files_[level]) {
-    if (begin != nullptr && ucmp->Compare(ExtractUserKey(f->largest), *begin) < 0) continue;
-    if (end != nullptr && ucmp->Compare(ExtractUserKey(f->smallest), *end) > 0) continue;
-    out.push_back(f);
-  }
-  return out;
-}
-
-bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
-  const Comparator* ucmp = vset_->icmp()->user_comparator();
-  for (int l = level + 1; l < num_levels(); l++) {
-    for (const auto& f : files_[l]) {
-      if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) >= 0 &&
-          ucmp->Compare(user_key, ExtractUserKey(f->largest)) <= 0) {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-std::string Version::LevelSummary() const {
-  std::string out;
-  for (int level = 0; level < num_levels(); level++) {
-    if (files_[level].empty()) continue;
-    out +=
-        fmt::format("L{}: {} files, {} bytes\n", level, files_[level].size(), NumLevelBytes(level));
-  }
-  return out;
-}
-
-// ---- VersionBuilder: a base Version plus edits → a new Version ----
-
-class VersionBuilder {
- public:
-  VersionBuilder(const VersionSet* vset, const Version& base) : vset_(vset) {
-    for (int level = 0; level < base.num_levels(); level++) {
-      for (const auto& f : base.files(level)) levels_[level][f->number] = f;
-    }
-    num_levels_ = base.num_levels();
-  }
-
-  Status Apply(const VersionEdit& edit) {
-    // Levels decode as < kMaxLevels; one at or past num_levels is the options' doing (the DB
-    // was written with more levels), not damage.
-    auto beyond = [this](int level) {
-      return Status::InvalidArgument(
-          fmt::format("Options::num_levels is {} but the DB has files at level {}: open with "
-                      "num_levels >= {}",
-                      num_levels_, level, level + 1));
-    };
-    for (const auto& [level, number] : edit.deleted_files()) {
-      if (level >= num_levels_) return beyond(level);
-      levels_[level].erase(number);
-    }
-    for (const auto& [level, meta] : edit.new_files()) {
-      if (level >= num_levels_) return beyond(level);
-      auto f = std::make_shared<FileMetaData>(meta);
-      f->being_compacted = false;  // a moved file arrives with its old flag
-      // Added again without being deleted: two descriptions of one file, and no telling which
-      // is right. (Another level's copy is caught by SaveTo.)
-      if (!levels_[level].emplace(meta.number, std::move(f)).second) {
-        return Status::Corruption(
-            fmt::format("MANIFEST: file {} added to L{} twice", meta.number, level));
-      }
-    }
-    return Status::OK();
-  }
-
-  // The new Version, checked: no file twice, no overlap below L0.
-  Status SaveTo(std::shared_ptr<Version>* out) {
-    auto v = std::make_shared<Version>(vset_, num_levels_);
-    const InternalKeyComparator* icmp = vset_->icmp();
-    std::set<uint64_t> seen;
-    for (int level = 0; level < num_levels_; level++) {
-      FileList& files = v->files_[level];
-      for (const auto& [number, f] : levels_[level]) {
-        if (!seen.insert(number).second) {
-          return Status::Corruption(fmt::format("MANIFEST: file {} listed twice", number));
-        }
-        files.push_back(f);
-      }
-      if (level == 0) {
-        std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
-          if (a->largest_seqno != b->largest_seqno) return a->largest_seqno > b->largest_seqno;
-          return a->number > b->number;
-        });
-      } else {
-        std::sort(files.begin(), files.end(), [&](const auto& a, const auto& b) {
-          return icmp->Compare(a->smallest, b->smallest) < 0;
-        });
-        for (size_t i = 1; i < files.size(); i++) {
-          const Slice prev_largest = ExtractUserKey(files[i - 1]->largest);
-          const Slice smallest = ExtractUserKey(files[i]->smallest);
-          if (icmp->user_comparator()->Compare(prev_largest, smallest) >= 0) {
-            return Status::Corruption(fmt::format("MANIFEST: files {} and {} overlap in L{}",
-                                                  files[i - 1]->number, files[i]->number, level));
-          }
-        }
-      }
-    }
-    *out = std::move(v);
-    return Status::OK();
-  }
-
- private:
-  const VersionSet* const vset_;
-  int num_levels_ = 0;
-  std::map<uint64_t, std::shared_ptr<FileMetaData>> levels_[64];
-};
-
-// ---- VersionSet ----
 
 VersionSet::VersionSet(std::string dbname, const Options* options, FileSystem* fs,
                        TableCache* table_cache, const InternalKeyComparator* icmp,
@@ -307,7 +20,7 @@ VersionSet::VersionSet(std::string dbname, const Options* options, FileSystem* f
       table_cache_(table_cache),
       icmp_(icmp),
       db_dir_(db_dir) {
-  Install(std::make_shared<Version>(this, options_->num_levels));
+  Install(std::make_shared<Version>(icmp_, table_cache_, options_->num_levels));
 }
 
 VersionSet::~VersionSet() {
@@ -414,7 +127,7 @@ Status VersionSet::LogAndApply(VersionEdit* edit) {
   edit->SetNextFileNumber(next_file_number_);
   edit->SetLastSequence(last_sequence_);
 
-  VersionBuilder builder(this, *current_);
+  VersionBuilder builder(*current_);
   Status s = builder.Apply(*edit);
   std::shared_ptr<Version> v;
   if (s.ok()) s = builder.SaveTo(&v);
@@ -473,7 +186,7 @@ Status VersionSet::Recover() {
                : s;
   }
   log::Reader reader(std::move(file), manifest_name);
-  VersionBuilder builder(this, Version(this, options_->num_levels));
+  VersionBuilder builder(Version(icmp_, table_cache_, options_->num_levels));
   bool have_next = false, have_log = false, have_seq = false;
   uint64_t next = 0, log = 0;
   SequenceNumber seq = 0;

@@ -31,6 +31,7 @@
 #include "src/base/dbformat.h"
 #include "src/base/filename.h"
 #include "src/db/table_cache.h"
+#include "src/db/version.h"
 #include "src/db/version_set.h"
 #include "tests/fault_injection_fs.h"
 #include "tests/fuzz/fuzz_util.h"

@@ -1,0 +1,156 @@
+#include "src/db/compaction_picker.h"
+
+#include <algorithm>
+
+#include "src/db/version_set.h"
+#include "src/util/invariants.h"
+
+namespace shale {
+
+namespace {
+
+double LevelScore(const VersionSet& vset, const Version& v, int level) {
+  if (level == 0) {
+    return static_cast<double>(v.files(0).size()) /
+           vset.options().level0_file_num_compaction_trigger;
+  }
+  uint64_t bytes = 0;
+  for (const auto& f : v.files(level)) {
+    if (!f->being_compacted) bytes += f->file_size;
+  }
+  return static_cast<double>(bytes) / static_cast<double>(vset.MaxBytesForLevel(level));
+}
+
+bool AnyBusy(const FileList& files) {
+  for (const auto& f : files) {
+    if (f->being_compacted) return true;
+  }
+  return false;
+}
+
+// Adds the files of level + 1 that overlap the user-key range of c's inputs.
+bool AddNextLevelInputs(const Comparator* ucmp, Compaction* c) {
+  const FileList& in = c->inputs(0);
+  Slice lo = ExtractUserKey(in[0]->smallest), hi = ExtractUserKey(in[0]->largest);
+  for (const auto& f : in) {
+    if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
+    if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
+  }
+  c->mutable_inputs(1) = c->input_version().OverlappingInputs(c->output_level(), &lo, &hi);
+  return !AnyBusy(c->inputs(1));
+}
+
+uint64_t OutputFileSize(const VersionSet& vset) { return vset.options().target_file_size_base; }
+
+// What every compaction the picker returns guarantees (see the invariant at its use).
+[[maybe_unused]] bool InputsComplete(const Comparator* ucmp, const Compaction& c) {
+  const Version& v = c.input_version();
+  const FileList& in = c.inputs(0);
+  if (in.empty()) return false;
+  if (c.level() == 0 && in.size() != v.files(0).size()) return false;
+  // The user-key span of all the inputs.
+  Slice lo = ExtractUserKey(in[0]->smallest), hi = ExtractUserKey(in[0]->largest);
+  for (int which = 0; which < 2; which++) {
+    for (const auto& f : c.inputs(which)) {
+      if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
+      if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
+    }
+  }
+  const FileList& next = c.inputs(1);
+  for (const auto& f : v.files(c.output_level())) {
+    const Slice smallest = ExtractUserKey(f->smallest), largest = ExtractUserKey(f->largest);
+    if (ucmp->Compare(smallest, largest) > 0) continue;  // not a range: see the invariant
+    if (std::find(next.begin(), next.end(), f) != next.end()) continue;
+    if (ucmp->Compare(largest, lo) >= 0 && ucmp->Compare(smallest, hi) <= 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+double MaxCompactionScore(const VersionSet& vset, const Version& version) {
+  double best = 0;
+  for (int level = 0; level + 1 < version.num_levels(); level++) {
+    best = std::max(best, LevelScore(vset, version, level));
+  }
+  return best;
+}
+
+std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
+                                           std::vector<std::string>* compact_pointers) {
+  int best_level = -1;
+  double best = 1;
+  for (int level = 0; level + 1 < version->num_levels(); level++) {
+    const double score = LevelScore(vset, *version, level);
+    if (score >= best) {
+      best = score;
+      best_level = level;
+    }
+  }
+  if (best_level < 0) return nullptr;
+  const Comparator* ucmp = vset.icmp()->user_comparator();
+  auto c = std::make_unique<Compaction>(version, best_level, OutputFileSize(vset));
+  const FileList& files = version->files(best_level);
+  if (best_level == 0) {
+    if (AnyBusy(files)) return nullptr;
+    c->mutable_inputs(0) = files;
+  } else {
+    // The first file after the compaction pointer, wrapping around.
+    const std::string& ptr = (*compact_pointers)[best_level];
+    std::shared_ptr<FileMetaData> pick;
+    for (const auto& f : files) {
+      if (f->being_compacted) continue;
+      if (ptr.empty() || vset.icmp()->Compare(f->largest, ptr) > 0) {
+        pick = f;
+        break;
+      }
+    }
+    if (pick == nullptr) {
+      for (const auto& f : files) {
+        if (!f->being_compacted) {
+          pick = f;
+          break;
+        }
+      }
+    }
+    if (pick == nullptr) return nullptr;
+    c->mutable_inputs(0).push_back(pick);
+    (*compact_pointers)[best_level] = pick->largest;
+  }
+  if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
+  // Invariant: of every compaction it returns, the picker guarantees (given a Version whose
+  // levels below L0 are sorted and disjoint, as VersionBuilder makes every Version):
+  //   - inputs(0) is not empty, and at L0 it is every L0 file (L0 files overlap one another:
+  //     leaving an older one behind would put newer data below it);
+  //   - inputs(1) is exactly the files of the output level whose user-key range meets [lo, hi],
+  //     the user-key span of inputs(0) (AddNextLevelInputs). They need not cover [lo, hi]
+  //     (there may be gaps between them), but no other file of the output level is in it;
+  //   - hence every other file of the output level lies wholly outside the user-key span of
+  //     all the inputs (its largest user key below the span's smallest, or its smallest above
+  //     the span's largest), so the outputs, whose keys all come from the inputs, cannot
+  //     overlap it.
+  // Asserted: the first and the last. The last for the files whose smallest user key <= their
+  // largest: the engine writes no other, but recovery accepts a MANIFEST that lists one, and
+  // such a file can meet the span without meeting [lo, hi].
+  SHALE_ASSERT(InputsComplete(ucmp, *c));
+  return c;
+}
+
+std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
+                                            std::shared_ptr<Version> version, int level,
+                                            const Slice* begin, const Slice* end) {
+  FileList in = version->OverlappingInputs(level, begin, end);
+  if (in.empty() || AnyBusy(in)) return nullptr;
+  // L0 files overlap one another: taking some but not older overlapping ones would move newer
+  // data below older data. L0 always goes down whole.
+  if (level == 0) in = version->files(0);
+  auto c = std::make_unique<Compaction>(version, level, OutputFileSize(vset));
+  c->mutable_inputs(0) = std::move(in);
+  const Comparator* ucmp = vset.icmp()->user_comparator();
+  if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
+  // Invariant: as PickCompaction's.
+  SHALE_ASSERT(InputsComplete(ucmp, *c));
+  return c;
+}
+
+}  // namespace shale

@@ -1,0 +1,36 @@
+// The leveled compaction picker (like RocksDB's default): which Compaction the tree needs.
+//
+// L0's score is its file count over level0_file_num_compaction_trigger; level n >= 1 scores
+// its bytes (of files not being compacted) over max_bytes_for_level_base × multiplier^(n-1).
+// The highest score >= 1 is compacted: L0 takes every L0 file; level n takes the next file
+// after the level's compaction pointer (round robin over the key space). The next level's files
+// overlapping the inputs join them.
+//
+// Thread safety: REQUIRES the DB mutex (reads FileMetaData::being_compacted).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shale/slice.h"
+#include "src/db/compaction.h"
+#include "src/db/version.h"
+
+namespace shale {
+
+class VersionSet;
+
+// The compaction the tree needs most, or null when every score is below 1 (or its inputs are
+// busy). compact_pointers (one per level) is advanced for the level picked.
+std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
+                                           std::vector<std::string>* compact_pointers);
+// The highest level score (>= 1 means a compaction is due).
+double MaxCompactionScore(const VersionSet& vset, const Version& version);
+// Every file of level overlapping [begin, end] (null: unbounded; at L0 every L0 file) plus the
+// overlapping files of level + 1; null when level has none there (or they are busy).
+std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
+                                            std::shared_ptr<Version> version, int level,
+                                            const Slice* begin, const Slice* end);
+
+}  // namespace shale

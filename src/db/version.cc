@@ -1,0 +1,250 @@
+#include "src/db/version.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "shale/cache.h"
+#include "src/base/async_read.h"
+#include "src/base/get_context.h"
+#include "src/base/multi_get.h"
+#include "src/db/level_iterator.h"
+#include "src/db/table_cache.h"
+#include "table/table_reader.h"
+
+namespace shale {
+
+Version::Version(const InternalKeyComparator* icmp, TableCache* table_cache, int num_levels)
+    : icmp_(icmp), table_cache_(table_cache), files_(num_levels) {}
+
+uint64_t Version::NumLevelBytes(int level) const {
+  uint64_t sum = 0;
+  for (const auto& f : files_[level]) sum += f->file_size;
+  return sum;
+}
+
+uint64_t Version::NumFiles() const {
+  uint64_t n = 0;
+  for (const auto& level : files_) n += level.size();
+  return n;
+}
+
+Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext* ctx) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  const Slice user_key = key.user_key();
+  const Slice ikey = key.internal_key();
+  TableCache* tc = table_cache_;
+  for (const auto& f : files_[0]) {
+    if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) < 0 ||
+        ucmp->Compare(user_key, ExtractUserKey(f->largest)) > 0) {
+      continue;
+    }
+    Status s = tc->Get(options, f->number, f->file_size, ikey, ctx);
+    if (!s.ok()) return s;
+    if (ctx->resolved()) return Status::OK();
+  }
+  for (int level = 1; level < num_levels(); level++) {
+    const FileList& files = files_[level];
+    if (files.empty()) continue;
+    // The first file whose largest key is >= ikey.
+    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
+      return icmp_->Compare(f->largest, ikey) < 0;
+    });
+    if (it == files.end()) continue;
+    const FileMetaData& f = **it;
+    if (ucmp->Compare(user_key, ExtractUserKey(f.smallest)) < 0) continue;
+    Status s = tc->Get(options, f.number, f.file_size, ikey, ctx);
+    if (!s.ok()) return s;
+    if (ctx->resolved()) return Status::OK();
+  }
+  return Status::OK();
+}
+
+const FileMetaData* Version::NextCandidate(MultiGetKey* k) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  const Slice uk = k->lkey.user_key();
+  while (k->level < num_levels()) {
+    if (k->level == 0) {
+      const FileList& l0 = files_[0];
+      while (k->l0_index < l0.size()) {
+        const FileMetaData* f = l0[k->l0_index++].get();
+        if (ucmp->Compare(uk, ExtractUserKey(f->smallest)) >= 0 &&
+            ucmp->Compare(uk, ExtractUserKey(f->largest)) <= 0) {
+          return f;
+        }
+      }
+      k->level = 1;
+      continue;
+    }
+    const FileList& files = files_[k->level++];
+    const Slice ikey = k->lkey.internal_key();
+    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
+      return icmp_->Compare(f->largest, ikey) < 0;
+    });
+    if (it != files.end() && ucmp->Compare(uk, ExtractUserKey((*it)->smallest)) >= 0) {
+      return it->get();
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+// One Version::MultiGet batch: its keys, the tables it touches, open (and so alive for the
+// reads in flight) until the batch ends, and the scratch of its rounds.
+class MultiGetBatch {
+ public:
+  MultiGetBatch(const Version& version, TableCache* table_cache, MultiGetKey* const* keys, size_t n)
+      : version_(version), tc_(table_cache), keys_(keys), n_(n) {
+    for (size_t i = 0; i < n_; i++) keys_[i]->position = i;
+  }
+  MultiGetBatch(const MultiGetBatch&) = delete;
+  MultiGetBatch& operator=(const MultiGetBatch&) = delete;
+  ~MultiGetBatch() {
+    for (const OpenTable& t : open_) {
+      if (t.status.ok()) tc_->Release(t.handle);
+    }
+  }
+
+  // Places every key that is neither done nor exhausted at the next file on its path whose
+  // filter may hold it. Filter probes need no IO, so a key whose entries sit deep in the tree
+  // is placed there in this round: the reads of all levels go out together instead of one
+  // level after another. A key whose table cannot be opened takes the table's error. False
+  // when no key was placed.
+  bool PlaceKeys() {
+    unplaced_.clear();
+    for (size_t i = 0; i < n_; i++) {
+      if (!keys_[i]->done() && !keys_[i]->exhausted) unplaced_.push_back(keys_[i]);
+    }
+    placed_.clear();
+    while (!unplaced_.empty()) {
+      for (MultiGetKey* k : unplaced_) {
+        const FileMetaData* f = version_.NextCandidate(k);
+        if (f == nullptr) {
+          k->exhausted = true;
+          continue;
+        }
+        k->table = TableOf(f);
+        if (open_[k->table].status.ok()) Reader(k->table)->PrefetchFilter(k->hash);
+      }
+      next_.clear();
+      for (MultiGetKey* k : unplaced_) {
+        if (k->exhausted) continue;
+        const OpenTable& t = open_[k->table];
+        if (!t.status.ok()) {
+          k->status = t.status;
+        } else if (Reader(k->table)->FilterMayMatch(k->hash)) {
+          placed_.emplace_back(k->table, k->position);
+        } else {
+          next_.push_back(k);
+        }
+      }
+      unplaced_.swap(next_);
+    }
+    return !placed_.empty();
+  }
+
+  // Looks the placed keys up: one TableReader::MultiGet per file, its keys in batch (sorted)
+  // order. With io, each file's reads go out while the next file's keys are placed in blocks,
+  // and the round ends when all of them are done.
+  void ReadPlaced(const ReadOptions& options, AsyncIo* io) {
+    std::sort(placed_.begin(), placed_.end());
+    for (size_t i = 0; i < placed_.size();) {
+      size_t j = i;
+      group_.clear();
+      for (; j < placed_.size() && placed_[j].first == placed_[i].first; j++) {
+        group_.push_back(keys_[placed_[j].second]);
+      }
+      Reader(placed_[i].first)
+          ->MultiGet(options, group_.data(), group_.size(), io,
+                     /*filter_checked=*/true);
+      if (io != nullptr) io->Flush();
+      i = j;
+    }
+    if (io != nullptr) io->RunUntilDone();
+  }
+
+ private:
+  struct OpenTable {
+    const FileMetaData* file;
+    Cache::Handle* handle;
+    Status status;
+  };
+
+  // The index in open_ of f's table, opened on first use.
+  size_t TableOf(const FileMetaData* f) {
+    for (size_t i = 0; i < open_.size(); i++) {
+      if (open_[i].file == f) return i;
+    }
+    OpenTable t{f, nullptr, Status()};
+    t.status = tc_->FindTable(f->number, f->file_size, &t.handle);
+    open_.push_back(t);
+    return open_.size() - 1;
+  }
+  TableReader* Reader(size_t i) const { return tc_->GetReader(open_[i].handle); }
+
+  const Version& version_;
+  TableCache* const tc_;
+  MultiGetKey* const* const keys_;
+  const size_t n_;
+  std::vector<OpenTable> open_;
+  std::vector<MultiGetKey*> unplaced_, next_;
+  std::vector<std::pair<size_t, size_t>> placed_;  // (table, key position in the batch)
+  std::vector<MultiGetKey*> group_;
+};
+
+}  // namespace
+
+void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
+                       AsyncIo* io) const {
+  MultiGetBatch batch(*this, table_cache_, keys, n);
+  while (batch.PlaceKeys()) batch.ReadPlaced(options, io);
+}
+
+void Version::AddIterators(const ReadOptions& options,
+                           std::vector<std::unique_ptr<InternalIterator>>* iters) const {
+  TableCache* tc = table_cache_;
+  for (const auto& f : files_[0])
+    iters->push_back(tc->NewIterator(options, f->number, f->file_size));
+  for (int level = 1; level < num_levels(); level++) {
+    if (files_[level].empty()) continue;
+    iters->push_back(NewLevelIterator(tc, options, icmp_, files_[level]));
+  }
+}
+
+FileList Version::OverlappingInputs(int level, const Slice* begin, const Slice* end) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  FileList out;
+  for (const auto& f : files_[level]) {
+    if (begin != nullptr && ucmp->Compare(ExtractUserKey(f->largest), *begin) < 0) continue;
+    if (end != nullptr && ucmp->Compare(ExtractUserKey(f->smallest), *end) > 0) continue;
+    out.push_back(f);
+  }
+  return out;
+}
+
+bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  for (int l = level + 1; l < num_levels(); l++) {
+    for (const auto& f : files_[l]) {
+      if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) >= 0 &&
+          ucmp->Compare(user_key, ExtractUserKey(f->largest)) <= 0) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::string Version::LevelSummary() const {
+  std::string out;
+  for (int level = 0; level < num_levels(); level++) {
+    if (files_[level].empty()) continue;
+    out +=
+        fmt::format("L{}: {} files, {} bytes\n", level, files_[level].size(), NumLevelBytes(level));
+  }
+  return out;
+}
+
+}  // namespace shale
