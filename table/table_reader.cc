@@ -8,20 +8,21 @@
 #include "src/monitoring/perf_context_imp.h"
 #include "src/util/clock.h"
 #include "src/util/coding.h"
+#include "src/util/invariants.h"
+#include "table/table_iterator.h"
+#include "table/table_reader_internal.h"
 
 namespace shale {
+
+using table_internal::BadIndexEntry;
+using table_internal::BadInternalKey;
+using table_internal::BlockWithinFile;
+using table_internal::CountBlockRead;
+using table_internal::DataBlockCorruption;
+using table_internal::IndexBlockCorruption;
+using table_internal::RecordTick;
+
 namespace {
-
-void RecordTick(Statistics* stats, Tickers t) {
-  if (stats != nullptr) stats->recordTick(t);
-}
-
-// A block read from the file, in the calling thread's PerfContext.
-void CountBlockRead(const BlockHandle& handle) {
-  if (!PerfCountEnabled()) return;
-  PerfCount(&PerfContext::block_read_count);
-  PerfCount(&PerfContext::block_read_byte, handle.size() + kBlockTrailerSize);
-}
 
 void DeleteCachedBlock(const Slice& /*key*/, void* value) {
   std::unique_ptr<Block> owned(static_cast<Block*>(value));
@@ -43,7 +44,18 @@ void PinCachedBlock(void* ref, Cleanable* target) {
 
 // ---- BlockRef ----
 
+void BlockRef::CheckState() const {
+  if (handle_ != nullptr) {
+    SHALE_ASSERT(cache_ != nullptr && owned_ == nullptr);
+    SHALE_ASSERT(block_ == cache_->Value(handle_));
+  } else {
+    SHALE_ASSERT(cache_ == nullptr);
+    SHALE_ASSERT(block_ == owned_.get());
+  }
+}
+
 void BlockRef::Reset() {
+  CheckState();
   if (handle_ != nullptr) cache_->Release(handle_);
   handle_ = nullptr;
   cache_ = nullptr;
@@ -52,11 +64,14 @@ void BlockRef::Reset() {
 }
 
 void BlockRef::PinInto(Cleanable* target) const {
+  SHALE_ASSERT(cached());
+  CheckState();
   cache_->Ref(handle_);
   target->RegisterCleanup(&ReleaseCacheHandle, cache_, handle_);
 }
 
 void BlockRef::TransferTo(Cleanable* target) {
+  CheckState();
   if (handle_ != nullptr) {
     target->RegisterCleanup(&ReleaseCacheHandle, cache_, handle_);
   } else if (owned_ != nullptr) {
@@ -67,126 +82,7 @@ void BlockRef::TransferTo(Cleanable* target) {
   block_ = nullptr;
 }
 
-// ---- TableIterator: the index block's iterator over data block iterators ----
-
-class TableIterator final : public InternalIterator {
- public:
-  TableIterator(const TableReader* table, const ReadOptions& options,
-                const InternalKeyComparator* cmp, std::unique_ptr<InternalIterator> index)
-      : table_(table), options_(options), cmp_(cmp), index_(std::move(index)) {
-    if (options.readahead_size > 0) {
-      readahead_ = std::make_unique<ReadaheadBuffer>(options.readahead_size);
-    }
-  }
-
-  bool Valid() const override { return data_valid_ && data_.Valid(); }
-  void SeekToFirst() override {
-    index_->SeekToFirst();
-    LoadBlock();
-    if (data_valid_) data_.SeekToFirst();
-    SkipEmptyForward();
-  }
-  void SeekToLast() override {
-    index_->SeekToLast();
-    LoadBlock();
-    if (data_valid_) data_.SeekToLast();
-    SkipEmptyBackward();
-  }
-  void Seek(const Slice& target) override {
-    index_->Seek(target);
-    LoadBlock();
-    if (data_valid_) data_.Seek(target);
-    SkipEmptyForward();
-  }
-  void SeekForPrev(const Slice& target) override {
-    index_->Seek(target);
-    if (!index_->Valid() && index_->status().ok()) index_->SeekToLast();
-    LoadBlock();
-    if (data_valid_) data_.SeekForPrev(target);
-    SkipEmptyBackward();
-  }
-  void Next() override {
-    data_.Next();
-    SkipEmptyForward();
-  }
-  void Prev() override {
-    data_.Prev();
-    SkipEmptyBackward();
-  }
-  Slice key() const override { return data_.key(); }
-  Slice value() const override { return data_.value(); }
-  // A block iterator's error does not know the file: name it, and the block.
-  Status status() const override {
-    if (!index_->status().ok()) {
-      return Status::Corruption(table_->file_name() + ": index block", index_->status().ToString());
-    }
-    if (!status_.ok()) return status_;
-    if (data_valid_ && !data_.status().ok()) {
-      return Status::Corruption(
-          fmt::format("{}: data block at offset {}", table_->file_name(), block_offset_),
-          data_.status().ToString());
-    }
-    return Status::OK();
-  }
-
- private:
-  // Points data_ at the block the index is on (or invalid at the index's end or an error).
-  void LoadBlock() {
-    if (!index_->Valid()) {
-      ClearBlock();
-      return;
-    }
-    Slice v = index_->value();
-    BlockHandle handle;
-    Status s = handle.DecodeFrom(&v);
-    if (!s.ok()) {
-      status_ = Status::Corruption(table_->file_name(), "bad index entry");
-      ClearBlock();
-      return;
-    }
-    if (data_valid_ && handle.offset() == block_offset_) return;  // already loaded
-    ClearBlock();
-    s = table_->GetDataBlock(options_, handle, &block_, readahead_.get());
-    if (!s.ok()) {
-      status_ = s;
-      return;
-    }
-    block_.get()->InitIterator(cmp_, &data_);
-    block_offset_ = handle.offset();
-    data_valid_ = true;
-  }
-  void ClearBlock() {
-    block_.Reset();
-    data_valid_ = false;
-  }
-  void SkipEmptyForward() {
-    while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
-      index_->Next();
-      LoadBlock();
-      if (data_valid_) data_.SeekToFirst();
-    }
-  }
-  void SkipEmptyBackward() {
-    while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
-      index_->Prev();
-      LoadBlock();
-      if (data_valid_) data_.SeekToLast();
-    }
-  }
-
-  const TableReader* const table_;
-  const ReadOptions options_;
-  const InternalKeyComparator* const cmp_;
-  std::unique_ptr<InternalIterator> index_;
-  std::unique_ptr<ReadaheadBuffer> readahead_;  // null: one read per block
-  BlockRef block_;
-  BlockIter data_;
-  bool data_valid_ = false;
-  uint64_t block_offset_ = 0;
-  Status status_;
-};
-
-// ---- TableReader ----
+// ---- TableReader: opening ----
 
 TableReader::TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile> file,
                          uint64_t file_size)
@@ -216,6 +112,25 @@ Status TableReader::Open(const TableReaderOptions& options, std::unique_ptr<Rand
 }
 
 Status TableReader::ReadMetaBlocks() {
+  Footer footer;
+  Status s = ReadFooter(&footer);
+  if (!s.ok()) return s;
+  BlockHandle properties_handle;
+  s = ReadMetaindex(footer.metaindex_handle, &properties_handle);
+  if (!s.ok()) return s;
+  s = ReadProperties(properties_handle);
+  if (!s.ok()) return s;
+  s = ReadIndex(footer.index_handle);
+  if (!s.ok()) return s;
+  s = ReadFilter();
+  if (!s.ok()) return s;
+  // What every later read relies on, whatever the file held.
+  SHALE_ASSERT(index_block_ != nullptr);
+  SHALE_ASSERT((filter_ != nullptr) == (filter_handle_.size() > 0));
+  return Status::OK();
+}
+
+Status TableReader::ReadFooter(Footer* footer) const {
   const std::string& name = options_.file_name;
   if (file_size_ < Footer::kEncodedLength) {
     return Status::Corruption(
@@ -229,30 +144,32 @@ Status TableReader::ReadMetaBlocks() {
   if (footer_input.size() != Footer::kEncodedLength) {
     return Status::Corruption(name + ": footer truncated");
   }
-  Footer footer;
-  s = footer.DecodeFrom(footer_input);
+  s = footer->DecodeFrom(footer_input);
   if (!s.ok()) {
     return s.IsCorruption() ? Status::Corruption(fmt::format("{}: footer at offset {}", name,
                                                              file_size_ - Footer::kEncodedLength),
                                                  s.ToString())
                             : s;
   }
+  return Status::OK();
+}
 
-  // Metaindex → properties and filter handles.
+Status TableReader::ReadMetaindex(const BlockHandle& metaindex_handle,
+                                  BlockHandle* properties_handle) {
+  const std::string& name = options_.file_name;
   BlockContents meta_contents;
-  s = ReadBlock(file_.get(), file_size_, name, footer.metaindex_handle, true, &meta_contents);
+  Status s = ReadBlock(file_.get(), file_size_, name, metaindex_handle, true, &meta_contents);
   if (!s.ok()) return s;
   Block metaindex(std::move(meta_contents));
   BlockIter meta;
   metaindex.InitIterator(BytewiseComparator(), &meta);
-  BlockHandle properties_handle;
   bool have_properties = false;
   for (meta.SeekToFirst(); meta.Valid(); meta.Next()) {
     Slice v = meta.value();
     BlockHandle h;
     if (!h.DecodeFrom(&v).ok()) return Status::Corruption(name + ": bad metaindex entry");
     if (meta.key() == Slice("shale.properties")) {
-      properties_handle = h;
+      *properties_handle = h;
       have_properties = true;
     } else if (meta.key() == Slice("shale.filter")) {
       filter_handle_ = h;
@@ -261,18 +178,26 @@ Status TableReader::ReadMetaBlocks() {
   if (!meta.status().ok())
     return Status::Corruption(name + ": metaindex", meta.status().ToString());
   if (!have_properties) return Status::Corruption(name + ": no properties block");
+  return Status::OK();
+}
 
+Status TableReader::ReadProperties(const BlockHandle& properties_handle) {
+  const std::string& name = options_.file_name;
   BlockContents props_contents;
-  s = ReadBlock(file_.get(), file_size_, name, properties_handle, true, &props_contents);
+  Status s = ReadBlock(file_.get(), file_size_, name, properties_handle, true, &props_contents);
   if (!s.ok()) return s;
   s = properties_.Decode(props_contents.data);
   if (!s.ok()) return Status::Corruption(name, s.ToString());
+  return CheckWrittenCompatibly();
+}
+
+Status TableReader::CheckWrittenCompatibly() const {
+  const std::string& name = options_.file_name;
   const char* want = options_.comparator->user_comparator()->Name();
   if (!properties_.comparator.empty() && properties_.comparator != want) {
     return Status::InvalidArgument(fmt::format("{}: written with comparator {}, opened with {}",
                                                name, properties_.comparator, want));
   }
-
   if (options_.check_merge_operator && properties_.num_merge_operands > 0) {
     const std::string have = options_.merge_operator_name ? options_.merge_operator_name : "";
     if (properties_.merge_operator != have) {
@@ -281,21 +206,28 @@ Status TableReader::ReadMetaBlocks() {
                       properties_.merge_operator, have));
     }
   }
+  return Status::OK();
+}
 
+Status TableReader::ReadIndex(const BlockHandle& index_handle) {
   BlockContents index_contents;
-  s = ReadBlock(file_.get(), file_size_, name, footer.index_handle, true, &index_contents);
+  Status s =
+      ReadBlock(file_.get(), file_size_, options_.file_name, index_handle, true, &index_contents);
   if (!s.ok()) return s;
-  CountBlockRead(footer.index_handle);
+  CountBlockRead(index_handle);
   PerfCount(&PerfContext::index_block_read_count);
   index_block_ = std::make_unique<Block>(std::move(index_contents));
+  return Status::OK();
+}
 
-  if (filter_handle_.size() > 0) {
-    s = ReadBlock(file_.get(), file_size_, name, filter_handle_, true, &filter_contents_);
-    if (!s.ok()) return s;
-    CountBlockRead(filter_handle_);
-    PerfCount(&PerfContext::filter_block_read_count);
-    filter_ = std::make_unique<FilterBlockReader>(filter_contents_.data);
-  }
+Status TableReader::ReadFilter() {
+  if (filter_handle_.size() == 0) return Status::OK();
+  Status s = ReadBlock(file_.get(), file_size_, options_.file_name, filter_handle_, true,
+                       &filter_contents_);
+  if (!s.ok()) return s;
+  CountBlockRead(filter_handle_);
+  PerfCount(&PerfContext::filter_block_read_count);
+  filter_ = std::make_unique<FilterBlockReader>(filter_contents_.data);
   return Status::OK();
 }
 
@@ -303,7 +235,10 @@ bool TableReader::KeyMayMatch(const Slice& user_key) const {
   return filter_ == nullptr || filter_->KeyMayMatch(user_key);
 }
 
+// ---- TableReader: the block cache ----
+
 bool TableReader::LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) const {
+  SHALE_ASSERT(ref->get() == nullptr);  // an empty ref: nothing it held can leak
   Cache* cache = options_.block_cache.get();
   if (cache == nullptr) return false;
   char key[kCacheKeySize];
@@ -330,6 +265,10 @@ void TableReader::CacheKey(const BlockHandle& handle, char* key) const {
 
 void TableReader::InstallBlock(const ReadOptions& options, const BlockHandle& handle,
                                BlockContents contents, BlockRef* ref) const {
+  SHALE_ASSERT(ref->get() == nullptr);  // an empty ref: nothing it held can leak
+  // contents were read from handle, which the read checked against the file's size: the
+  // cache key (this file's id, the block's offset) names bytes of this file.
+  SHALE_ASSERT(BlockWithinFile(handle, file_size_));
   auto block = std::make_unique<Block>(std::move(contents));
   Cache* cache = options_.block_cache.get();
   if (cache != nullptr && options.fill_cache) {
@@ -376,9 +315,12 @@ Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& 
   return Status::OK();
 }
 
+// ---- TableReader: point lookups ----
+
 Status TableReader::ScanBlock(const BlockRef& ref, const BlockHandle& handle,
                               const Slice& internal_key, GetContext* ctx, bool* matched,
                               bool* done) const {
+  SHALE_ASSERT(ref.get() != nullptr);
   const Comparator* ucmp = options_.comparator->user_comparator();
   const Slice user_key = ExtractUserKey(internal_key);
   BlockIter it;
@@ -388,8 +330,7 @@ Status TableReader::ScanBlock(const BlockRef& ref, const BlockHandle& handle,
   for (it.Seek(internal_key); it.Valid(); it.Next()) {
     ParsedInternalKey parsed;
     if (!ParseInternalKey(it.key(), &parsed)) {
-      return Status::Corruption(fmt::format("{}: bad internal key in block at offset {}",
-                                            options_.file_name, handle.offset()));
+      return BadInternalKey(options_.file_name, handle.offset());
     }
     if (ucmp->Compare(parsed.user_key, user_key) != 0) {
       *done = true;
@@ -402,9 +343,7 @@ Status TableReader::ScanBlock(const BlockRef& ref, const BlockHandle& handle,
     }
   }
   if (!it.status().ok()) {
-    return Status::Corruption(
-        fmt::format("{}: data block at offset {}", options_.file_name, handle.offset()),
-        it.status().ToString());
+    return DataBlockCorruption(options_.file_name, handle.offset(), it.status());
   }
   return Status::OK();
 }
@@ -416,7 +355,7 @@ Status TableReader::GetFromIndex(const ReadOptions& options, BlockIter* index,
     Slice v = index->value();
     BlockHandle handle;
     if (!handle.DecodeFrom(&v).ok()) {
-      return Status::Corruption(options_.file_name, "bad index entry");
+      return BadIndexEntry(options_.file_name);
     }
     BlockRef ref;
     Status s = GetDataBlock(options, handle, &ref);
@@ -425,7 +364,7 @@ Status TableReader::GetFromIndex(const ReadOptions& options, BlockIter* index,
     if (!s.ok()) return s;
   }
   if (!index->status().ok()) {
-    return Status::Corruption(options_.file_name + ": index block", index->status().ToString());
+    return IndexBlockCorruption(options_.file_name, index->status());
   }
   return Status::OK();
 }
@@ -451,138 +390,7 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
   return s;
 }
 
-// ---- MultiGet ----
-
-// A data block some keys of a batch need and the cache did not have.
-struct TableReader::MissedBlock {
-  BlockHandle handle;
-  std::vector<MultiGetKey*> keys;
-  BlockReadRequest read;
-  Status status;
-};
-
-void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
-                            const BlockHandle& handle, MultiGetKey* const* keys, size_t n) const {
-  for (size_t i = 0; i < n; i++) {
-    MultiGetKey* k = keys[i];
-    const Slice ikey = k->lkey.internal_key();
-    bool matched = false;
-    bool done = false;
-    Status s = ScanBlock(ref, handle, ikey, &k->ctx, &matched, &done);
-    if (s.ok() && !done) {
-      // The key's versions run past this block: continue with the blocks after it.
-      BlockIter index;
-      index_block_->InitIterator(options_.comparator, &index);
-      index.Seek(ikey);
-      if (index.Valid()) index.Next();
-      s = GetFromIndex(options, &index, ikey, &k->ctx, &matched);
-    }
-    if (!s.ok()) k->status = s;
-    if (matched && filter_ != nullptr) {
-      RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
-    }
-  }
-}
-
-Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const {
-  block.status = block.read.Prepare(file_.get(), file_size_, options_.file_name, block.handle);
-  if (block.status.ok()) {
-    ReadRequest* request = block.read.request();
-    co_await io->ReadAll(file_.get(), &request, 1);
-  }
-  BlockContents contents;
-  if (block.status.ok()) {
-    block.status = block.read.Finish(options_.file_name, options.verify_checksums, &contents);
-  }
-  if (!block.status.ok()) {
-    for (MultiGetKey* k : block.keys) k->status = block.status;
-    co_return;
-  }
-  CountBlockRead(block.handle);
-  PerfCount(&PerfContext::multiget_async_read_count);
-  BlockRef ref;
-  InstallBlock(options, block.handle, std::move(contents), &ref);
-  ServeKeys(options, ref, block.handle, block.keys.data(), block.keys.size());
-}
-
-bool TableReader::FilterMayMatch(uint64_t hash) const {
-  if (filter_ == nullptr) return true;
-  if (!filter_->HashMayMatch(hash)) {
-    RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
-    PerfCount(&PerfContext::bloom_sst_miss_count);
-    return false;
-  }
-  RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
-  PerfCount(&PerfContext::bloom_sst_hit_count);
-  return true;
-}
-
-void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
-                           AsyncIo* io, bool filter_checked) const {
-  // The filter: prefetch every key's line, then probe.
-  thread_local std::vector<MultiGetKey*> candidates;
-  candidates.clear();
-  if (filter_ != nullptr && !filter_checked) {
-    for (size_t i = 0; i < n; i++) filter_->PrefetchHash(keys[i]->hash);
-    for (size_t i = 0; i < n; i++) {
-      if (FilterMayMatch(keys[i]->hash)) candidates.push_back(keys[i]);
-    }
-  } else {
-    candidates.assign(keys, keys + n);
-  }
-
-  // The index: one seek per group of keys that share a data block.
-  BlockIter index;
-  index_block_->InitIterator(options_.comparator, &index);
-  std::vector<MissedBlock> missed;
-  const InternalKeyComparator* cmp = options_.comparator;
-  size_t i = 0;
-  while (i < candidates.size()) {
-    const Slice ikey = candidates[i]->lkey.internal_key();
-    if (!index.Valid() || cmp->Compare(ikey, index.key()) > 0) index.Seek(ikey);
-    if (!index.Valid()) {
-      if (!index.status().ok()) {
-        const Status s =
-            Status::Corruption(options_.file_name + ": index block", index.status().ToString());
-        for (; i < candidates.size(); i++) candidates[i]->status = s;
-      }
-      break;  // past the last block: the rest of the batch is not in this file
-    }
-    Slice v = index.value();
-    BlockHandle handle;
-    if (!handle.DecodeFrom(&v).ok()) {
-      candidates[i++]->status = Status::Corruption(options_.file_name, "bad index entry");
-      continue;
-    }
-    size_t j = i + 1;
-    while (j < candidates.size() &&
-           cmp->Compare(candidates[j]->lkey.internal_key(), index.key()) <= 0) {
-      j++;
-    }
-    BlockRef ref;
-    if (LookupCachedBlock(handle, &ref)) {
-      ServeKeys(options, ref, handle, &candidates[i], j - i);
-    } else if (io == nullptr) {
-      BlockContents contents;
-      Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
-                           options.verify_checksums, &contents);
-      if (s.ok()) {
-        InstallBlock(options, handle, std::move(contents), &ref);
-        ServeKeys(options, ref, handle, &candidates[i], j - i);
-      } else {
-        for (size_t k = i; k < j; k++) candidates[k]->status = s;
-      }
-    } else {
-      MissedBlock& m = missed.emplace_back();
-      m.handle = handle;
-      m.keys.assign(&candidates[i], &candidates[j]);
-    }
-    i = j;
-  }
-  // One coroutine per missing block: each block is decoded and serves its keys as soon as
-  // it arrives, while the file's other reads are still in flight.
-  for (MissedBlock& m : missed) io->Spawn(ReadMissedBlock(options, std::move(m), io));
-}
+// ---- TableReader: iterators and verification ----
 
 std::unique_ptr<InternalIterator> TableReader::NewIndexIterator() const {
   return index_block_->NewIterator(options_.comparator);
@@ -602,8 +410,7 @@ Status TableReader::VerifyChecksum() const {
   for (index->SeekToFirst(); index->Valid(); index->Next()) {
     Slice v = index->value();
     BlockHandle handle;
-    if (!handle.DecodeFrom(&v).ok())
-      return Status::Corruption(options_.file_name, "bad index entry");
+    if (!handle.DecodeFrom(&v).ok()) return BadIndexEntry(options_.file_name);
     BlockContents contents;
     // Bypass the cache: the point is to read the bytes on disk.
     Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle, true, &contents);
@@ -614,8 +421,7 @@ Status TableReader::VerifyChecksum() const {
     for (it.SeekToFirst(); it.Valid(); it.Next()) {
       ParsedInternalKey parsed;
       if (!ParseInternalKey(it.key(), &parsed)) {
-        return Status::Corruption(fmt::format("{}: bad internal key in block at offset {}",
-                                              options_.file_name, handle.offset()));
+        return BadInternalKey(options_.file_name, handle.offset());
       }
       if (!first && options_.comparator->Compare(prev, it.key()) >= 0) {
         return Status::Corruption(fmt::format("{}: keys out of order in block at offset {}",
@@ -629,13 +435,11 @@ Status TableReader::VerifyChecksum() const {
       first = false;
     }
     if (!it.status().ok()) {
-      return Status::Corruption(
-          fmt::format("{}: data block at offset {}", options_.file_name, handle.offset()),
-          it.status().ToString());
+      return DataBlockCorruption(options_.file_name, handle.offset(), it.status());
     }
   }
   if (!index->status().ok()) {
-    return Status::Corruption(options_.file_name + ": index block", index->status().ToString());
+    return IndexBlockCorruption(options_.file_name, index->status());
   }
   return Status::OK();
 }

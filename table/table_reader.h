@@ -10,6 +10,10 @@
 // Get checks the filter first (the filter the file was written with), then the index, then
 // the data block(s): a user key's versions may span blocks.
 //
+// Files: table_reader.cc opens the table, reaches the block cache and answers Get and
+// VerifyChecksum; table_iterator.h the iterator NewIterator returns; table_multiget.cc the
+// batched MultiGet; table_reader_internal.h the helpers they share.
+//
 // Ownership: owns its file; shares the block cache; borrows the comparator and statistics,
 // which must outlive it. Thread safety: immutable after Open; Get, NewIterator and
 // VerifyChecksum may run from many threads at once. Iterators must not outlive the reader.
@@ -48,22 +52,36 @@ struct TableReaderOptions {
 };
 
 // A data block in use: either pinned in the block cache or owned here.
+//
+// It is in one of three states, never two at once (CheckState): empty (block_ null, nothing
+// held); pinned (handle_ a pin on an entry of cache_ whose value is block_, owned_ null); or
+// owning (owned_ is block_, handle_ and cache_ null). A pin is released exactly once: by
+// Reset, which the destructor calls, or by the Cleanable that TransferTo handed it to.
+// PinInto takes a further pin for a Cleanable, released when that runs its cleanups.
+// cache_ is a plain pointer: the TableReader that filled the BlockRef keeps the cache alive
+// (TableReaderOptions::block_cache), so a BlockRef is Reset or destroyed before that reader
+// is. A pin that outlived every owner of the cache would be caught by the cache's destructor
+// (src/cache/lru_cache.cc asserts that no entry is still pinned).
 class BlockRef {
  public:
   BlockRef() = default;
   BlockRef(const BlockRef&) = delete;
   BlockRef& operator=(const BlockRef&) = delete;
   ~BlockRef() { Reset(); }
+  // Releases the pin or frees the owned block; empty afterwards.
   void Reset();
   const Block* get() const { return block_; }
   bool cached() const { return handle_ != nullptr; }
   // Registers on target a cleanup that holds a pin on the cached block. REQUIRES: cached().
   void PinInto(Cleanable* target) const;
-  // Moves this block's ownership or pin into target's cleanups.
+  // Moves this block's ownership or pin into target's cleanups; empty afterwards.
   void TransferTo(Cleanable* target);
 
  private:
   friend class TableReader;
+  // SHALE_ASSERTs the state invariant above.
+  void CheckState() const;
+
   const Block* block_ = nullptr;
   Cache* cache_ = nullptr;
   Cache::Handle* handle_ = nullptr;
@@ -123,12 +141,28 @@ class TableReader {
   static constexpr size_t kCacheKeySize = 16;
   TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile> file,
               uint64_t file_size);
+  // Open's reads, in this order: the footer, the metaindex (which locates the properties and
+  // filter blocks), the properties (checked against the reader's comparator and merge
+  // operator), the index, the filter.
   [[nodiscard]] Status ReadMetaBlocks();
+  [[nodiscard]] Status ReadFooter(Footer* footer) const;
+  // Sets *properties_handle, and filter_handle_ when the table has a filter.
+  [[nodiscard]] Status ReadMetaindex(const BlockHandle& metaindex_handle,
+                                     BlockHandle* properties_handle);
+  // Decodes properties_, then CheckWrittenCompatibly.
+  [[nodiscard]] Status ReadProperties(const BlockHandle& properties_handle);
+  // InvalidArgument when the table's keys were ordered by another comparator, or its merge
+  // operands written with another merge operator than this reader's.
+  [[nodiscard]] Status CheckWrittenCompatibly() const;
+  [[nodiscard]] Status ReadIndex(const BlockHandle& index_handle);
+  // Reads filter_handle_'s block, if any, into filter_.
+  [[nodiscard]] Status ReadFilter();
   // The block cache key of a data block: cache id, then offset.
   void CacheKey(const BlockHandle& handle, char* key) const;
-  // True (and *ref set) when the block is in the block cache.
+  // True (and *ref set) when the block is in the block cache. REQUIRES: *ref is empty.
   bool LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) const;
-  // Makes contents the block in *ref, inserting it into the cache when reads fill it.
+  // Makes contents, read from handle, the block in *ref, inserting it into the cache when
+  // reads fill it. REQUIRES: *ref is empty.
   void InstallBlock(const ReadOptions& options, const BlockHandle& handle, BlockContents contents,
                     BlockRef* ref) const;
   // Feeds ctx the entries of internal_key's user key in one block. *done: no later block can
@@ -140,8 +174,12 @@ class TableReader {
   [[nodiscard]] Status GetFromIndex(const ReadOptions& options, BlockIter* index,
                                     const Slice& internal_key, GetContext* ctx,
                                     bool* matched) const;
+  // MultiGet's steps (table_multiget.cc). ServeKeys feeds keys[0..n), which the block at
+  // handle may hold, from ref's block, then from the blocks after it for a key whose versions
+  // run on; each key's error goes to its own status.
   void ServeKeys(const ReadOptions& options, const BlockRef& ref, const BlockHandle& handle,
                  MultiGetKey* const* keys, size_t n) const;
+  // Reads a block the cache did not have through io, installs it and serves its keys.
   Task ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const;
   Status Annotate(const Status& s) const;
 

@@ -10,6 +10,7 @@
 
 #include "shale/cache.h"
 #include "src/util/coding.h"
+#include "src/util/invariants.h"
 #include "src/util/random.h"
 
 namespace shale {
@@ -179,6 +180,23 @@ TEST(LRUCacheStrictTest, StrictLimitRefusesInsteadOfOvershooting) {
   cache->Release(h);
   ASSERT_TRUE(cache->Insert("b", still_ours.release(), 50, &Deleter).ok());
   EXPECT_LE(cache->GetUsage(), 100u);
+}
+
+// Every handle is Released before its cache is destroyed (include/shale/cache.h); the
+// destructor checks it, for an entry pinned in the cache, one erased while pinned, and one of
+// charge 0 (which pinned usage would not show).
+TEST(LRUCacheDeathTest, DestroyedWhileAHandleIsHeld) {
+  if (!kInvariantChecks) GTEST_SKIP() << "SHALE_ASSERT is compiled out";
+  auto destroy_holding_a_pin = [](bool erase, size_t charge) {
+    auto cache = NewLRUCache(100, 0);
+    cache->Insert("k", new int(1), charge, &Deleter).PermitUncheckedError();
+    (void)cache->Lookup("k");  // a pin never released
+    if (erase) cache->Erase("k");
+    cache.reset();
+  };
+  EXPECT_DEATH(destroy_holding_a_pin(false, 1), "pinned_entries_ == 0");
+  EXPECT_DEATH(destroy_holding_a_pin(true, 1), "pinned_entries_ == 0");
+  EXPECT_DEATH(destroy_holding_a_pin(true, 0), "pinned_entries_ == 0");
 }
 
 TEST(LRUCacheShardsTest, NewIdIsUniqueAndShardsSplitCapacity) {

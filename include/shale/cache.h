@@ -7,7 +7,8 @@
 // entries are evicted least-recently-used first when usage exceeds capacity.
 //
 // Ownership: Insert hands the value to the cache; the cache calls the deleter exactly once,
-// when the entry is both out of the cache and unpinned.
+// when the entry is both out of the cache and unpinned. Every handle is Released before the
+// cache is destroyed.
 // Thread safety: every method may be called from any thread concurrently.
 #pragma once
 

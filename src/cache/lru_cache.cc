@@ -5,6 +5,17 @@
 // counts one reference for being in the cache and one per client pin; it is freed when the
 // count reaches zero.
 //
+// No pin outlives the cache (include/shale/cache.h): every handle is Released before the
+// cache is destroyed, so then every entry is in the cache and holds only the cache's own
+// reference; ~LRUShard asserts it. How the caches are used makes it hold:
+//   - The block cache: the DB and every TableReader hold a reference to it
+//     (TableReaderOptions::block_cache), so it lives at least as long as the readers. A
+//     reader's BlockRefs and iterators release their pins before the reader goes; values a
+//     Get pins into PinnableSlices are Reset before the DB is destroyed (include/shale/db.h).
+//     A cache passed in Options::block_cache may outlive the DB: it then holds no pins.
+//   - The table cache (src/db/table_cache.h): every pin on a reader — a Get's, a MultiGet's,
+//     an iterator's cleanup — is released before the DB's close destroys it.
+//
 // Thread safety: every shard's state is guarded by its mutex; usage counters are atomics so
 // the getters need no lock.
 #include <algorithm>
@@ -67,6 +78,7 @@ class EntryTable {
     if (old == nullptr && ++elems_ > buckets_.size()) Resize();
     return old;
   }
+  bool empty() const { return elems_ == 0; }
   Entry* Remove(const Slice& key, uint32_t hash) {
     Entry** slot = Find(key, hash);
     Entry* e = *slot;
@@ -112,8 +124,10 @@ class LRUShard {
     lru_.prev = &lru_;
   }
   ~LRUShard() {
-    // Every handle must have been released; what remains is in the cache, unpinned.
+    // Every handle must have been released (no pinned entry, in the cache or erased from it):
+    // what remains is in the cache, unpinned, so all of it is on the LRU list.
     MutexLock l(&mu_);
+    SHALE_ASSERT(pinned_entries_ == 0);
     while (lru_.next != &lru_) {
       Entry* e = lru_.next;
       SHALE_ASSERT(e->refs == 1 && e->in_cache);
@@ -121,6 +135,7 @@ class LRUShard {
       table_.Remove(e->key(), e->hash);
       Entry::Free(e);
     }
+    SHALE_ASSERT(table_.empty());
   }
 
   void SetCapacity(size_t capacity) {
@@ -165,6 +180,7 @@ class LRUShard {
         usage_.fetch_add(charge, std::memory_order_relaxed);
         if (handle != nullptr) {
           pinned_usage_.fetch_add(charge, std::memory_order_relaxed);
+          pinned_entries_++;
           *handle = e;
         } else {
           Append(e);
@@ -237,6 +253,7 @@ class LRUShard {
     if (e->in_cache && e->refs == 1) {
       Unlink(e);
       pinned_usage_.fetch_add(e->charge, std::memory_order_relaxed);
+      pinned_entries_++;
     }
     e->refs++;
   }
@@ -247,11 +264,13 @@ class LRUShard {
     if (e->refs == 0) {
       // Out of the cache and no longer pinned.
       pinned_usage_.fetch_sub(e->charge, std::memory_order_relaxed);
+      pinned_entries_--;
       usage_.fetch_sub(e->charge, std::memory_order_relaxed);
       return true;
     }
     if (e->in_cache && e->refs == 1) {
       pinned_usage_.fetch_sub(e->charge, std::memory_order_relaxed);
+      pinned_entries_--;
       if (usage_.load(std::memory_order_relaxed) > capacity_) {
         // Over capacity (an earlier pinned insert): drop it rather than keep it.
         table_.Remove(e->key(), e->hash);
@@ -297,6 +316,9 @@ class LRUShard {
   Entry lru_ GUARDED_BY(mu_);  // list head; oldest at lru_.next
   std::atomic<size_t> usage_{0};
   std::atomic<size_t> pinned_usage_{0};
+  // Entries with a client pin, in the cache or erased from it: pinned_usage_ counted in
+  // entries rather than charge, so that entries of charge 0 count too.
+  size_t pinned_entries_ GUARDED_BY(mu_) = 0;
 };
 
 class LRUCache final : public Cache {

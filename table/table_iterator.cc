@@ -1,0 +1,128 @@
+#include "table/table_iterator.h"
+
+#include "src/util/invariants.h"
+#include "table/table_reader_internal.h"
+
+namespace shale {
+
+using table_internal::BadIndexEntry;
+using table_internal::DataBlockCorruption;
+using table_internal::IndexBlockCorruption;
+
+TableIterator::TableIterator(const TableReader* table, const ReadOptions& options,
+                             const InternalKeyComparator* cmp,
+                             std::unique_ptr<InternalIterator> index)
+    : table_(table), options_(options), cmp_(cmp), index_(std::move(index)) {
+  if (options.readahead_size > 0) {
+    readahead_ = std::make_unique<ReadaheadBuffer>(options.readahead_size);
+  }
+}
+
+// block_ is held exactly while data_valid_ (LoadBlock sets both, ClearBlock clears both).
+// Its pin is released here, before the InternalIterator base runs the cleanups registered on
+// this iterator: one of them may release the reader (TableCache::NewIterator's pin on it),
+// and with the reader may go the last reference to the block cache the pin is in.
+TableIterator::~TableIterator() {
+  SHALE_ASSERT(data_valid_ == (block_.get() != nullptr));
+  ClearBlock();
+}
+
+void TableIterator::SeekToFirst() {
+  index_->SeekToFirst();
+  LoadBlock();
+  if (data_valid_) data_.SeekToFirst();
+  SkipEmptyForward();
+}
+
+void TableIterator::SeekToLast() {
+  index_->SeekToLast();
+  LoadBlock();
+  if (data_valid_) data_.SeekToLast();
+  SkipEmptyBackward();
+}
+
+void TableIterator::Seek(const Slice& target) {
+  index_->Seek(target);
+  LoadBlock();
+  if (data_valid_) data_.Seek(target);
+  SkipEmptyForward();
+}
+
+void TableIterator::SeekForPrev(const Slice& target) {
+  index_->Seek(target);
+  if (!index_->Valid() && index_->status().ok()) index_->SeekToLast();
+  LoadBlock();
+  if (data_valid_) data_.SeekForPrev(target);
+  SkipEmptyBackward();
+}
+
+void TableIterator::Next() {
+  data_.Next();
+  SkipEmptyForward();
+}
+
+void TableIterator::Prev() {
+  data_.Prev();
+  SkipEmptyBackward();
+}
+
+Status TableIterator::status() const {
+  if (!index_->status().ok()) return IndexBlockCorruption(table_->file_name(), index_->status());
+  if (!status_.ok()) return status_;
+  if (data_valid_ && !data_.status().ok()) {
+    return DataBlockCorruption(table_->file_name(), block_offset_, data_.status());
+  }
+  return Status::OK();
+}
+
+void TableIterator::LoadBlock() {
+  if (!index_->Valid()) {
+    ClearBlock();
+    return;
+  }
+  Slice v = index_->value();
+  BlockHandle handle;
+  Status s = handle.DecodeFrom(&v);
+  if (!s.ok()) {
+    status_ = BadIndexEntry(table_->file_name());
+    ClearBlock();
+    return;
+  }
+  if (data_valid_ && handle.offset() == block_offset_) {  // already loaded
+    SHALE_ASSERT(block_.get() != nullptr);                // and still held: data_ reads it
+    return;
+  }
+  ClearBlock();
+  s = table_->GetDataBlock(options_, handle, &block_, readahead_.get());
+  if (!s.ok()) {
+    status_ = s;
+    return;
+  }
+  SHALE_ASSERT(block_.get() != nullptr);
+  block_.get()->InitIterator(cmp_, &data_);
+  block_offset_ = handle.offset();
+  data_valid_ = true;
+}
+
+void TableIterator::ClearBlock() {
+  block_.Reset();
+  data_valid_ = false;
+}
+
+void TableIterator::SkipEmptyForward() {
+  while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
+    index_->Next();
+    LoadBlock();
+    if (data_valid_) data_.SeekToFirst();
+  }
+}
+
+void TableIterator::SkipEmptyBackward() {
+  while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
+    index_->Prev();
+    LoadBlock();
+    if (data_valid_) data_.SeekToLast();
+  }
+}
+
+}  // namespace shale

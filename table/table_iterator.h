@@ -1,0 +1,61 @@
+// TableIterator: the iterator TableReader::NewIterator returns — two-level iteration, the
+// index block's iterator choosing the data block and a BlockIter walking it. Empty data
+// blocks are skipped in the direction of travel; errors name the file, and the block.
+//
+// Ownership: owns the index iterator and the pin (or copy) of the data block it is on;
+// borrows the reader and the comparator, which must outlive it. Thread safety: one thread at
+// a time, as every InternalIterator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "shale/options.h"
+#include "src/base/dbformat.h"
+#include "src/base/internal_iterator.h"
+#include "table/block.h"
+#include "table/format.h"
+#include "table/table_reader.h"
+
+namespace shale {
+
+class TableIterator final : public InternalIterator {
+ public:
+  TableIterator(const TableReader* table, const ReadOptions& options,
+                const InternalKeyComparator* cmp, std::unique_ptr<InternalIterator> index);
+  ~TableIterator() override;
+
+  bool Valid() const override { return data_valid_ && data_.Valid(); }
+  void SeekToFirst() override;
+  void SeekToLast() override;
+  void Seek(const Slice& target) override;
+  void SeekForPrev(const Slice& target) override;
+  void Next() override;
+  void Prev() override;
+  Slice key() const override { return data_.key(); }
+  Slice value() const override { return data_.value(); }
+  // A block iterator's error does not know the file: name it, and the block.
+  Status status() const override;
+
+ private:
+  // Points data_ at the block the index is on (or invalid at the index's end or an error).
+  void LoadBlock();
+  // Releases the data block; data_ is invalid until the next LoadBlock.
+  void ClearBlock();
+  void SkipEmptyForward();
+  void SkipEmptyBackward();
+
+  const TableReader* const table_;
+  const ReadOptions options_;
+  const InternalKeyComparator* const cmp_;
+  std::unique_ptr<InternalIterator> index_;
+  std::unique_ptr<ReadaheadBuffer> readahead_;  // null: one read per block
+  // The data block data_ walks, held exactly while data_valid_: data_ borrows its bytes.
+  BlockRef block_;
+  BlockIter data_;
+  bool data_valid_ = false;
+  uint64_t block_offset_ = 0;
+  Status status_;
+};
+
+}  // namespace shale

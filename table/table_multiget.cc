@@ -1,0 +1,159 @@
+// TableReader's batched MultiGet (contract in table_reader.h): the filter probed for the
+// whole batch, one index seek per group of keys sharing a data block, cached blocks serving
+// their group at once, and each missing block read once — by a coroutine on the caller's
+// AsyncIo, or synchronously without one.
+#include <vector>
+
+#include "src/monitoring/perf_context_imp.h"
+#include "src/util/invariants.h"
+#include "table/table_reader.h"
+#include "table/table_reader_internal.h"
+
+namespace shale {
+
+using table_internal::BadIndexEntry;
+using table_internal::CountBlockRead;
+using table_internal::IndexBlockCorruption;
+using table_internal::RecordTick;
+
+// A data block some keys of a batch need and the cache did not have.
+struct TableReader::MissedBlock {
+  BlockHandle handle;
+  std::vector<MultiGetKey*> keys;
+  BlockReadRequest read;
+  Status status;
+};
+
+void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
+                            const BlockHandle& handle, MultiGetKey* const* keys, size_t n) const {
+  for (size_t i = 0; i < n; i++) {
+    MultiGetKey* k = keys[i];
+    const Slice ikey = k->lkey.internal_key();
+    bool matched = false;
+    bool done = false;
+    Status s = ScanBlock(ref, handle, ikey, &k->ctx, &matched, &done);
+    if (s.ok() && !done) {
+      // The key's versions run past this block: continue with the blocks after it.
+      BlockIter index;
+      index_block_->InitIterator(options_.comparator, &index);
+      index.Seek(ikey);
+      if (index.Valid()) index.Next();
+      s = GetFromIndex(options, &index, ikey, &k->ctx, &matched);
+    }
+    if (!s.ok()) k->status = s;
+    if (matched && filter_ != nullptr) {
+      RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
+    }
+  }
+}
+
+Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const {
+  block.status = block.read.Prepare(file_.get(), file_size_, options_.file_name, block.handle);
+  if (block.status.ok()) {
+    ReadRequest* request = block.read.request();
+    co_await io->ReadAll(file_.get(), &request, 1);
+  }
+  BlockContents contents;
+  if (block.status.ok()) {
+    block.status = block.read.Finish(options_.file_name, options.verify_checksums, &contents);
+  }
+  if (!block.status.ok()) {
+    for (MultiGetKey* k : block.keys) k->status = block.status;
+    co_return;
+  }
+  CountBlockRead(block.handle);
+  PerfCount(&PerfContext::multiget_async_read_count);
+  BlockRef ref;
+  InstallBlock(options, block.handle, std::move(contents), &ref);
+  ServeKeys(options, ref, block.handle, block.keys.data(), block.keys.size());
+}
+
+bool TableReader::FilterMayMatch(uint64_t hash) const {
+  if (filter_ == nullptr) return true;
+  if (!filter_->HashMayMatch(hash)) {
+    RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
+    PerfCount(&PerfContext::bloom_sst_miss_count);
+    return false;
+  }
+  RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
+  PerfCount(&PerfContext::bloom_sst_hit_count);
+  return true;
+}
+
+void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n,
+                           AsyncIo* io, bool filter_checked) const {
+  if constexpr (kInvariantChecks) {
+    // The caller's promise, which the grouping below relies on: a group is the run of keys
+    // up to an index separator. Keys of equal user key (one batch reads at one sequence)
+    // compare equal.
+    for (size_t i = 0; i < n; i++) {
+      SHALE_ASSERT(!keys[i]->done());
+      SHALE_ASSERT(i == 0 || options_.comparator->Compare(keys[i - 1]->lkey.internal_key(),
+                                                          keys[i]->lkey.internal_key()) <= 0);
+    }
+  }
+  // The filter: prefetch every key's line, then probe.
+  thread_local std::vector<MultiGetKey*> candidates;
+  candidates.clear();
+  if (filter_ != nullptr && !filter_checked) {
+    for (size_t i = 0; i < n; i++) filter_->PrefetchHash(keys[i]->hash);
+    for (size_t i = 0; i < n; i++) {
+      if (FilterMayMatch(keys[i]->hash)) candidates.push_back(keys[i]);
+    }
+  } else {
+    candidates.assign(keys, keys + n);
+  }
+
+  // The index: one seek per group of keys that share a data block.
+  BlockIter index;
+  index_block_->InitIterator(options_.comparator, &index);
+  std::vector<MissedBlock> missed;
+  const InternalKeyComparator* cmp = options_.comparator;
+  size_t i = 0;
+  while (i < candidates.size()) {
+    const Slice ikey = candidates[i]->lkey.internal_key();
+    if (!index.Valid() || cmp->Compare(ikey, index.key()) > 0) index.Seek(ikey);
+    if (!index.Valid()) {
+      if (!index.status().ok()) {
+        const Status s = IndexBlockCorruption(options_.file_name, index.status());
+        for (; i < candidates.size(); i++) candidates[i]->status = s;
+      }
+      break;  // past the last block: the rest of the batch is not in this file
+    }
+    Slice v = index.value();
+    BlockHandle handle;
+    if (!handle.DecodeFrom(&v).ok()) {
+      candidates[i++]->status = BadIndexEntry(options_.file_name);
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < candidates.size() &&
+           cmp->Compare(candidates[j]->lkey.internal_key(), index.key()) <= 0) {
+      j++;
+    }
+    BlockRef ref;
+    if (LookupCachedBlock(handle, &ref)) {
+      ServeKeys(options, ref, handle, &candidates[i], j - i);
+    } else if (io == nullptr) {
+      BlockContents contents;
+      Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
+                           options.verify_checksums, &contents);
+      if (s.ok()) {
+        InstallBlock(options, handle, std::move(contents), &ref);
+        ServeKeys(options, ref, handle, &candidates[i], j - i);
+      } else {
+        for (size_t k = i; k < j; k++) candidates[k]->status = s;
+      }
+    } else {
+      MissedBlock& m = missed.emplace_back();
+      m.handle = handle;
+      m.keys.assign(&candidates[i], &candidates[j]);
+    }
+    i = j;
+  }
+  // One coroutine per missing block: each block is decoded and serves its keys as soon as
+  // it arrives, while the file's other reads are still in flight.
+  for (MissedBlock& m : missed) io->Spawn(ReadMissedBlock(options, std::move(m), io));
+}
+
+}  // namespace shale
