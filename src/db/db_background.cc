@@ -17,6 +17,7 @@
 #include "src/db/compaction.h"
 #include "src/db/db_impl.h"
 #include "src/util/clock.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -40,6 +41,17 @@ MemTable* DBImpl::NewMemTable() const {
 }
 
 void DBImpl::InstallSuperVersion() {
+  // A SuperVersion's memtables are ordered newest first, as reads need them: by the first WAL
+  // holding their data, each immutable memtable is older than the one before it, and the
+  // mutable memtable is newer than all of them. (A memtable that becomes mutable gets a log
+  // created just before, and log numbers only grow; recovery may give mem_ an older, replayed
+  // log, but only while there are no immutable memtables.)
+  if constexpr (kInvariantChecks) {
+    for (size_t i = 0; i < imm_.size(); i++) {
+      const uint64_t newer = i == 0 ? mem_log_number_ : imm_[i - 1].log_number;
+      SHALE_ASSERT(imm_[i].log_number < newer);
+    }
+  }
   std::vector<MemTable*> imm;
   for (const Immutable& i : imm_) imm.push_back(i.mem);
   auto sv = std::make_shared<SuperVersion>(mem_, std::move(imm), versions_->current());

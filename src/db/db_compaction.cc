@@ -5,6 +5,7 @@
 // released and installs its result in one MANIFEST record. A single input with nothing to
 // merge moves down a level unchanged.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "src/db/compaction.h"
 #include "src/db/db_impl.h"
 #include "src/db/merging_iterator.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -20,6 +22,24 @@ namespace {
 // Compaction inputs are read in requests of this size (fewer, larger reads beside foreground
 // point reads; with direct IO each block would otherwise be its own device read).
 constexpr size_t kCompactionReadahead = 2 << 20;
+
+// The smallest and largest user keys of a compaction's input files (it has at least one).
+// Used by invariant checks only, so unused in builds without them.
+[[maybe_unused]] std::pair<Slice, Slice> InputUserKeyRange(const Compaction& c,
+                                                           const Comparator* ucmp) {
+  std::optional<std::pair<Slice, Slice>> range;
+  for (int which = 0; which < 2; which++) {
+    for (const auto& f : c.inputs(which)) {
+      const Slice smallest = ExtractUserKey(f->smallest);
+      const Slice largest = ExtractUserKey(f->largest);
+      if (!range) range.emplace(smallest, largest);
+      if (ucmp->Compare(smallest, range->first) < 0) range->first = smallest;
+      if (ucmp->Compare(largest, range->second) > 0) range->second = largest;
+    }
+  }
+  SHALE_ASSERT(range.has_value());
+  return *range;
+}
 
 }  // namespace
 
@@ -205,6 +225,19 @@ Status DBImpl::InstallCompactionResultsLocked(CompactionState* state, Status s) 
   if (s.ok()) {
     VersionEdit edit;
     c.AddInputDeletions(&edit);
+    // A compaction's output range stays within its inputs: every output's smallest and largest
+    // user keys lie within [smallest, largest] of the input files' user keys, since outputs
+    // hold only (possibly merged) entries of keys read from the inputs, and each input file's
+    // smallest and largest bound its keys. So a compaction never widens the key range it
+    // rewrites.
+    if constexpr (kInvariantChecks) {
+      const Comparator* ucmp = icmp_.user_comparator();
+      const auto [smallest, largest] = InputUserKeyRange(c, ucmp);
+      for (const FileMetaData& f : state->outputs) {
+        SHALE_ASSERT(ucmp->Compare(ExtractUserKey(f.smallest), smallest) >= 0);
+        SHALE_ASSERT(ucmp->Compare(ExtractUserKey(f.largest), largest) <= 0);
+      }
+    }
     for (const FileMetaData& f : state->outputs) edit.AddFile(c.output_level(), f);
     s = versions_->LogAndApply(&edit);
   }

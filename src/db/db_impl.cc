@@ -55,15 +55,16 @@ Status DBImpl::Resume() {
     // synced write can survive a crash that loses an earlier one.
     Status r = CreateLog(/*sync_previous=*/false);
     if (!r.ok()) return r;
-    if (mem_->num_entries() > 0) {
-      imm_.push_front(Immutable{mem_, mem_log_number_});
-      mem_ = NewMemTable();
-      InstallSuperVersion();
-    }
+    const uint64_t old_log = mem_log_number_;
     // Also when the memtable was empty (the failed write was its log's first): the old log
     // leaves the set that recovery replays, or a partial record at its end would fail every
     // later open in absolute consistency mode, and a write whose fsync failed would come back.
     mem_log_number_ = log_number_;
+    if (mem_->num_entries() > 0) {
+      imm_.push_front(Immutable{mem_, old_log});
+      mem_ = NewMemTable();
+      InstallSuperVersion();
+    }
     bg_error_ = Status::OK();
     bg_work_cv_.SignalAll();
     while (!imm_.empty() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();

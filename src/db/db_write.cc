@@ -93,6 +93,11 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   }
   const SequenceNumber first_seq = last_allocated_sequence_ + 1;
   const SequenceNumber last_seq = last_allocated_sequence_ + group.total_count;
+  // Sequence numbers only grow on the write path: the group's first sequence is above the last
+  // one published to readers, since a group publishes at most what it allocated
+  // (last_sequence_ <= last_allocated_sequence_). A read at a published sequence or a snapshot
+  // therefore never sees a write made after it.
+  SHALE_ASSERT(first_seq > last_sequence_.load(std::memory_order_relaxed));
   if (s.ok() && last_seq > kMaxSequenceNumber) s = Status::IOError("sequence numbers exhausted");
   if (s.ok() && !group.disable_wal) s = WriteGroupToLog(group, first_seq, last_seq);
   if (s.ok()) InsertGroup(group, first_seq, last_seq);
