@@ -1,15 +1,15 @@
-// Memtable switches, write stalls, background flush and compaction, obsolete-file deletion,
-// and the calls that drive them (Flush, CompactRange, WaitForCompact).
+// Memtable switches, write stalls, background threads, flush, obsolete-file deletion, and the
+// calls that wait for background work (Flush, WaitForCompact). The compaction jobs themselves
+// are in db_compaction.cc.
 //
 // Background threads (Options::max_background_jobs of them) share one loop: a flush of the
 // oldest immutable memtable takes priority; otherwise one compaction at a time runs when some
 // level's score reaches 1. Jobs hold mutex_ only to pick work and to install results; file IO
 // happens with it released.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <system_error>
+#include <utility>
 
 #include "memtable/memtable.h"
 #include "src/base/filename.h"
@@ -17,14 +17,11 @@
 #include "src/db/compaction.h"
 #include "src/db/compaction_picker.h"
 #include "src/db/db_impl.h"
-#include "src/db/merging_iterator.h"
 #include "src/util/clock.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
-// Compaction inputs are read in requests of this size (fewer, larger reads beside foreground
-// point reads; with direct IO each block would otherwise be its own device read).
-constexpr size_t kCompactionReadahead = 2 << 20;
 TableBuilderOptions DBImpl::BuilderOptions() const {
   TableBuilderOptions o;
   o.comparator = &icmp_;
@@ -36,13 +33,6 @@ TableBuilderOptions DBImpl::BuilderOptions() const {
   return o;
 }
 
-std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
-  std::vector<SequenceNumber> seqs;
-  for (const auto& s : snapshots_) seqs.push_back(s->GetSequenceNumber());
-  std::sort(seqs.begin(), seqs.end());
-  return seqs;
-}
-
 MemTable* DBImpl::NewMemTable() const {
   auto* m = new MemTable(icmp_, MemTable::ArenaBlockSizeFor(options_.write_buffer_size),
                          static_cast<size_t>(static_cast<double>(options_.write_buffer_size) *
@@ -52,6 +42,17 @@ MemTable* DBImpl::NewMemTable() const {
 }
 
 void DBImpl::InstallSuperVersion() {
+  // A SuperVersion's memtables are ordered newest first, as reads need them: by the first WAL
+  // holding their data, each immutable memtable is older than the one before it, and the
+  // mutable memtable is newer than all of them. (A memtable that becomes mutable gets a log
+  // created just before, and log numbers only grow; recovery may give mem_ an older, replayed
+  // log, but only while there are no immutable memtables.)
+  if constexpr (kInvariantChecks) {
+    for (size_t i = 0; i < imm_.size(); i++) {
+      const uint64_t newer = i == 0 ? mem_log_number_ : imm_[i - 1].log_number;
+      SHALE_ASSERT(imm_[i].log_number < newer);
+    }
+  }
   std::vector<MemTable*> imm;
   for (const Immutable& i : imm_) imm.push_back(i.mem);
   auto sv = std::make_shared<SuperVersion>(mem_, std::move(imm), versions_->current());
@@ -222,162 +223,6 @@ void DBImpl::BackgroundFlush() {
   DeleteObsoleteFiles();
 }
 
-// ---------------------------------------------------------------- compaction
-
-void DBImpl::BackgroundCompaction() {
-  std::vector<std::string>& pointers = compact_pointers_;
-  if (pointers.size() < static_cast<size_t>(options_.num_levels))
-    pointers.resize(options_.num_levels);
-  std::unique_ptr<Compaction> c = PickCompaction(*versions_, versions_->current(), &pointers);
-  if (c == nullptr) return;
-  Status s = RunCompaction(c.get());
-  if (!s.ok() && !shutting_down_) SetBackgroundErrorLocked(s);
-}
-
-Status DBImpl::RunCompaction(Compaction* c) {
-  c->MarkBeingCompacted(true);
-  VersionEdit edit;
-  Status s;
-  if (c->IsTrivialMove()) {
-    const FileMetaData& f = *c->inputs(0)[0];
-    edit.DeleteFile(c->level(), f.number);
-    edit.AddFile(c->output_level(), f);
-    s = versions_->LogAndApply(&edit);
-    c->MarkBeingCompacted(false);
-    if (s.ok()) {
-      num_compactions_++;
-      InstallSuperVersion();
-    }
-    return s;
-  }
-
-  const std::vector<SequenceNumber> snapshots = SnapshotSequences();
-  const TableBuilderOptions options = BuilderOptions();
-  const Comparator* ucmp = icmp_.user_comparator();
-  std::vector<FileMetaData> outputs;
-  std::vector<uint64_t> created;  // every output number taken, finished or not
-  uint64_t bytes_written = 0;
-  {
-    mutex_.Unlock();
-    ReadOptions ro;
-    ro.fill_cache = false;
-    ro.readahead_size = kCompactionReadahead;
-    std::vector<std::unique_ptr<InternalIterator>> children;
-    for (int which = 0; which < 2; which++) {
-      for (const auto& f : c->inputs(which)) {
-        children.push_back(table_cache_->NewIterator(ro, f->number, f->file_size));
-      }
-    }
-    std::unique_ptr<InternalIterator> input = NewMergingIterator(&icmp_, std::move(children));
-
-    std::unique_ptr<WritableFile> file;
-    std::unique_ptr<TableBuilder> builder;
-    FileMetaData current;
-    auto finish_output = [&]() -> Status {
-      Status r = builder->Finish();
-      if (r.ok()) r = file->Sync();
-      if (r.ok()) r = file->Close();
-      if (r.ok()) {
-        current.file_size = builder->FileSize();
-        current.smallest_seqno = builder->properties().smallest_seqno;
-        current.largest_seqno = builder->properties().largest_seqno;
-        bytes_written += current.file_size;
-        outputs.push_back(current);
-      }
-      builder.reset();
-      file.reset();
-      return r;
-    };
-
-    // Entries arrive newest first per user key; each key's entries are decided together
-    // (CompactKeyEntries) and written, and outputs are cut only between user keys, so a key
-    // never spans two files of a level.
-    const MergeOperator* merge_operator = options_.merge_operator.get();
-    std::vector<KeyEntry> key_entries, survivors;
-    std::string user_key;
-    auto write_entry = [&](const KeyEntry& entry) -> Status {
-      if (builder == nullptr) {
-        {
-          MutexLock l(&mutex_);
-          current = FileMetaData();
-          current.number = versions_->NewFileNumber();
-          pending_outputs_.insert(current.number);
-          created.push_back(current.number);
-        }
-        Status r =
-            fs_->NewWritableFile(TableFileName(dbname_, current.number), FileOptions(), &file);
-        if (!r.ok()) return r;
-        builder = std::make_unique<TableBuilder>(options, file.get());
-        current.smallest = entry.internal_key;
-      }
-      current.largest = entry.internal_key;
-      return builder->Add(entry.internal_key, entry.value);
-    };
-    auto flush_key = [&]() -> Status {
-      if (key_entries.empty()) return Status::OK();
-      survivors.clear();
-      CompactKeyEntries(
-          user_key, &key_entries, snapshots,
-          [&] { return c->input_version().KeyNotInLevelsBelow(c->output_level(), user_key); },
-          merge_operator, stats_, &survivors);
-      key_entries.clear();
-      Status r;
-      for (const KeyEntry& entry : survivors) {
-        r = write_entry(entry);
-        if (!r.ok()) return r;
-      }
-      if (builder != nullptr && builder->FileSize() >= c->max_output_file_size()) {
-        r = finish_output();
-      }
-      return r;
-    };
-    for (input->SeekToFirst(); input->Valid() && s.ok(); input->Next()) {
-      if (shutdown_requested_.load(std::memory_order_relaxed)) {
-        s = Status::Aborted("shutting down");
-        break;
-      }
-      const Slice key = input->key();
-      ParsedInternalKey p;
-      if (!ParseInternalKey(key, &p)) {
-        s = Status::Corruption("compaction input has a malformed key");
-        break;
-      }
-      if (key_entries.empty() || ucmp->Compare(p.user_key, user_key) != 0) {
-        s = flush_key();
-        if (!s.ok()) break;
-        user_key.assign(p.user_key.data(), p.user_key.size());
-      }
-      key_entries.push_back(
-          KeyEntry{key.ToString(), input->value().ToString(), p.sequence, p.type});
-    }
-    if (s.ok()) s = flush_key();
-    if (s.ok()) s = input->status();
-    if (s.ok() && builder != nullptr) s = finish_output();
-    if (builder != nullptr) builder->Abandon();
-    mutex_.Lock();
-  }
-
-  if (s.ok()) {
-    c->AddInputDeletions(&edit);
-    for (const FileMetaData& f : outputs) edit.AddFile(c->output_level(), f);
-    s = versions_->LogAndApply(&edit);
-  }
-  for (uint64_t number : created) pending_outputs_.erase(number);
-  c->MarkBeingCompacted(false);
-  if (s.ok()) {
-    num_compactions_++;
-    compaction_read_bytes_ += c->InputBytes();
-    compaction_write_bytes_ += bytes_written;
-    if (stats_ != nullptr) {
-      stats_->recordTick(COMPACT_READ_BYTES, c->InputBytes());
-      stats_->recordTick(COMPACT_WRITE_BYTES, bytes_written);
-    }
-    InstallSuperVersion();
-  }
-  DeleteObsoleteFiles();
-  return s;
-}
-
 // ---------------------------------------------------------------- obsolete files
 
 void DBImpl::DeleteObsoleteFiles() {
@@ -455,41 +300,6 @@ Status DBImpl::Flush(const FlushOptions& options) {
   MutexLock l(&mutex_);
   while (!imm_.empty() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
   return bg_error_.ok() ? Status::OK() : Status::IOError("flush failed", bg_error_.ToString());
-}
-
-Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, const Slice* end) {
-  if (begin != nullptr && end != nullptr && options_.comparator->Compare(*begin, *end) > 0) {
-    return Status::InvalidArgument("CompactRange: begin is after end");
-  }
-  Status s = Flush(FlushOptions());
-  if (!s.ok()) return s;
-  MutexLock l(&mutex_);
-  // Take compaction over from the background threads.
-  while (manual_compaction_ || compaction_running_) bg_done_cv_.Wait();
-  manual_compaction_ = true;
-  compaction_running_ = true;
-  int last = 0;
-  {
-    auto v = versions_->current();
-    for (int level = 0; level < v->num_levels(); level++) {
-      if (!v->files(level).empty()) last = level;
-    }
-  }
-  // Down to one level below the deepest data (when there is one), so the deepest data is
-  // rewritten too and what no snapshot needs is dropped.
-  const int bottom = std::min(last + 1, options_.num_levels - 1);
-  for (int level = 0; level < bottom && s.ok(); level++) {
-    std::unique_ptr<Compaction> c =
-        RangeCompaction(*versions_, versions_->current(), level, begin, end);
-    if (c == nullptr) continue;
-    s = RunCompaction(c.get());
-    if (!s.ok()) SetBackgroundErrorLocked(s);
-  }
-  compaction_running_ = false;
-  manual_compaction_ = false;
-  bg_done_cv_.SignalAll();
-  bg_work_cv_.SignalAll();
-  return s;
 }
 
 Status DBImpl::WaitForCompact() {

@@ -1,7 +1,10 @@
 // DBImpl: the DB behind the public interface: write path (group commit into WAL + memtable,
 // memtable switches and write stalls), read path (a SuperVersion of memtables and table files
 // at a snapshot sequence), background flush and compaction, snapshots, properties, shutdown.
-// Open and recovery live in db_open.cc; flush and compaction jobs in db_background.cc.
+// One class, defined by concept across files: db_impl.cc (construction, background errors,
+// Resume, Close), db_write.cc (the write path), db_read.cc (reads, iterators, snapshots),
+// db_properties.cc (GetProperty), db_open.cc (Open and recovery), db_background.cc (memtable
+// switches, write stalls, background threads, flush), db_compaction.cc (compaction jobs).
 //
 // Thread safety: the public methods are thread-safe (see shale/db.h). Writes are serialized by
 // the WriteThread: only the current group leader touches log_ and mem_ and allocates sequence
@@ -16,6 +19,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -38,6 +42,7 @@ namespace shale {
 
 class MemTable;
 class Compaction;
+struct MultiGetKey;
 
 class DBImpl final : public DB {
  public:
@@ -78,7 +83,24 @@ class DBImpl final : public DB {
 
   // Recovery helpers (db_open.cc).
   Status LockAndCheckExistence(bool* is_new);
+  // Replays the WALs into mem_ (flushing it as it fills) and starts a new WAL; see db_open.cc.
   Status RecoverLogs(VersionEdit* edit) REQUIRES(mutex_);
+  // RecoverLogs' steps, in order. LogRecovery (db_open.cc) is what they learn on the way.
+  struct LogRecovery;
+  // Lists the logs to replay (into r->logs, ascending); Corruption if a table the MANIFEST
+  // names is missing.
+  Status FindLogsToReplayLocked(LogRecovery* r) REQUIRES(mutex_);
+  // Pass 1: replays r->logs into mem_ as far as the recovery mode allows. On failure, deletes
+  // the tables it wrote.
+  Status ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) REQUIRES(mutex_);
+  // The recovered data goes to L0, and the MANIFEST stops naming the replayed logs.
+  Status FlushRecoveredLocked(VersionEdit* edit) REQUIRES(mutex_);
+  // Nothing was dropped and the recovered data stays in mem_: syncs the replayed logs, which
+  // stay until mem_ is flushed.
+  Status KeepReplayedLogs(const LogRecovery& r);
+  // Pass 2: something was dropped and the recovered data stays in mem_: copies the surviving
+  // records into the new log, syncs it, and the MANIFEST stops naming the replayed logs.
+  Status CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edit) REQUIRES(mutex_);
   // Deletes the tables a failed recovery wrote for edit before any MANIFEST record named
   // them, so that refused or failing opens do not pile up orphans.
   void DiscardUnloggedTables(const VersionEdit& edit) REQUIRES(mutex_);
@@ -86,7 +108,7 @@ class DBImpl final : public DB {
   // current log is synced first.
   Status CreateLog(bool sync_previous) REQUIRES(mutex_);
 
-  // ---- Memtables, flush, compaction (db_background.cc) ----
+  // ---- Memtables, write stalls, background threads, flush (db_background.cc) ----
   // Leader only: switches a full memtable, or waits while L0 or the immutable memtables are
   // backed up (write stalls). Returns the background error, if any.
   Status MakeRoomForWrite() EXCLUDES(mutex_);
@@ -108,18 +130,50 @@ class DBImpl final : public DB {
   // Writes mem as an L0 table (mutex released meanwhile); adds the file to edit.
   Status WriteLevel0Table(MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
   bool NeedsCompaction() const REQUIRES(mutex_);
-  void BackgroundCompaction() REQUIRES(mutex_);
-  Status RunCompaction(Compaction* c) REQUIRES(mutex_);
   // Deletes files no live Version, pending output or live WAL needs.
   void DeleteObsoleteFiles() REQUIRES(mutex_);
-  // Sequence numbers of live snapshots, ascending.
-  std::vector<SequenceNumber> SnapshotSequences() const REQUIRES(mutex_);
   TableBuilderOptions BuilderOptions() const;
 
+  // ---- Compaction jobs (db_compaction.cc) ----
+  // Runs the compaction the picker chooses, if any; its failure becomes the background error.
+  void BackgroundCompaction() REQUIRES(mutex_);
+  // Runs c (mutex released for the file IO) and installs its result.
+  Status RunCompaction(Compaction* c) REQUIRES(mutex_);
+  // RunCompaction's steps. CompactionState (db_compaction.cc) is one compaction's work in
+  // progress; the steps that exclude mutex_ run while RunCompaction has released it.
+  struct CompactionState;
+  // One input and nothing to merge it with: records it one level down, unchanged.
+  Status MoveFileDownLocked(Compaction* c) REQUIRES(mutex_);
+  // Merges the inputs into output tables, cut at the output size between user keys.
+  Status WriteCompactionOutputs(CompactionState* state) EXCLUDES(mutex_);
+  // Decides the gathered entries of one user key and adds the survivors to the output, which
+  // is finished when it reached the output file size.
+  Status WriteKeyEntries(CompactionState* state) EXCLUDES(mutex_);
+  // Takes a file number (a pending output) and creates the table file, to start at first_key.
+  Status OpenCompactionOutput(CompactionState* state, const std::string& first_key)
+      EXCLUDES(mutex_);
+  // Finishes, syncs and closes the open output and records it (when that succeeded).
+  Status FinishCompactionOutput(CompactionState* state) EXCLUDES(mutex_);
+  // With s ok, replaces the inputs by the outputs in a new Version; then releases the pending
+  // outputs and the inputs, and counts the work. Returns s, or the MANIFEST write's error.
+  Status InstallCompactionResultsLocked(CompactionState* state, Status s) REQUIRES(mutex_);
+  // Sequence numbers of live snapshots, ascending.
+  std::vector<SequenceNumber> SnapshotSequences() const REQUIRES(mutex_);
+
+  // ---- Write path (db_write.cc) ----
   Status WriteImpl(const WriteOptions& options, WriteBatch* batch);
   // Encodes the group's batches as one WAL record payload starting at first_seq.
   void BuildGroupRecord(const WriteThread::Group& group, SequenceNumber first_seq,
                         std::string* record) const;
+  // Leader only: appends the group's record to the WAL, synced when a member asked. On failure
+  // the sequence numbers up to last_seq are spent and the DB turns read-only.
+  Status WriteGroupToLog(const WriteThread::Group& group, SequenceNumber first_seq,
+                         SequenceNumber last_seq) EXCLUDES(mutex_);
+  // Leader only: inserts the group into mem_ and publishes its sequence numbers to readers.
+  void InsertGroup(const WriteThread::Group& group, SequenceNumber first_seq,
+                   SequenceNumber last_seq);
+
+  // ---- Read path (db_read.cc) ----
   // Sequence to read at: the snapshot's, or the latest published. InvalidArgument for a
   // snapshot of another DB.
   Status ReadSequence(const ReadOptions& options, SequenceNumber* seq) const;
@@ -127,6 +181,30 @@ class DBImpl final : public DB {
   // Reads key at seq from sv, which the caller loaded before it read seq (see Get).
   Status GetImpl(const ReadOptions& options, const SuperVersion& sv, SequenceNumber seq,
                  const Slice& key, PinnableSlice* value);
+  // MultiGet's table step: the keys no memtable resolved, from sv's table files (blocks read
+  // concurrently when options.async_io and the thread has an asynchronous reader).
+  void MultiGetFromTables(const ReadOptions& options, const SuperVersion& sv,
+                          const std::vector<MultiGetKey*>& keys);
+
+  // ---- Properties (db_properties.cc) ----
+  // The readers of the properties with a fixed name, which GetProperty looks up in a table;
+  // sv is the one SuperVersion the call loaded.
+  std::string ActiveMemTableSizeProperty(const SuperVersion& sv) const;
+  std::string AllMemTablesSizeProperty(const SuperVersion& sv) const;
+  std::string NumImmutableMemTablesProperty(const SuperVersion& sv) const;
+  std::string ActiveMemTableEntriesProperty(const SuperVersion& sv) const;
+  std::string ActiveMemTableDeletesProperty(const SuperVersion& sv) const;
+  std::string LatestSequenceProperty(const SuperVersion& sv) const;
+  std::string NumSnapshotsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  std::string EstimateNumKeysProperty(const SuperVersion& sv) const;
+  std::string AsyncPathProperty(const SuperVersion& sv) const;
+  std::string BackgroundErrorsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  std::string WriteStallProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  std::string StatsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  // shale.num-files-at-level<level_text>: false unless level_text is the number of a level.
+  bool NumFilesAtLevelProperty(const SuperVersion& sv, std::string_view level_text,
+                               std::string* value) const;
+
   // Enters the read-only state after a failed WAL write or sync, flush or compaction.
   void SetBackgroundError(const Status& s) EXCLUDES(mutex_);
   void SetBackgroundErrorLocked(const Status& s) REQUIRES(mutex_);

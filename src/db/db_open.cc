@@ -265,37 +265,9 @@ Status DBImpl::CreateLog(bool sync_previous) {
   return Status::OK();
 }
 
-Status DBImpl::RecoverLogs(VersionEdit* edit) {
-  std::vector<std::string> children;
-  Status s = fs_->GetChildren(dbname_, &children);
-  if (!s.ok()) return s;
-  std::vector<uint64_t> logs;
-  std::set<uint64_t> tables_on_disk;
-  for (const std::string& name : children) {
-    uint64_t number;
-    FileType type;
-    if (!ParseFileName(name, &number, &type)) continue;
-    versions_->MarkFileNumberUsed(number);
-    if (type == FileType::kLog && number >= versions_->log_number()) logs.push_back(number);
-    if (type == FileType::kTable) tables_on_disk.insert(number);
-  }
-  std::sort(logs.begin(), logs.end());
-  {
-    auto v = versions_->current();
-    for (int level = 0; level < v->num_levels(); level++) {
-      for (const auto& f : v->files(level)) {
-        if (tables_on_disk.count(f->number) == 0) {
-          return Status::Corruption(dbname_, fmt::format("table file {:06}.sst listed in the "
-                                                         "MANIFEST is missing",
-                                                         f->number));
-        }
-      }
-    }
-  }
-  const bool flush = !options_.avoid_flush_during_recovery;
-
-  // Pass 1: apply to the memtable (flushing it when full) and decide how far replay goes.
-  SequenceNumber last_seq = 0;
+// What RecoverLogs learns on the way, step by step.
+struct DBImpl::LogRecovery {
+  std::vector<uint64_t> logs;  // numbered at or above the MANIFEST's log number, ascending
   // What pass 1 read from each replayed log (logs[0, replayed.size()), the last maybe partly),
   // so that pass 2 can tell whether it read the same.
   struct Replayed {
@@ -304,19 +276,78 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
     log::Reader::End end;
   };
   std::vector<Replayed> replayed;
-  bool dropped = false;
-  Status flush_status;
+  SequenceNumber last_seq = 0;  // the highest sequence pass 1 applied
+  bool dropped = false;         // pass 1 left records or logs out
+};
+
+Status DBImpl::RecoverLogs(VersionEdit* edit) {
+  LogRecovery r;
+  Status s = FindLogsToReplayLocked(&r);
+  if (!s.ok()) return s;
+  // Pass 1: apply to the memtable (flushing it when full) and decide how far replay goes.
+  s = ReplayLogsLocked(&r, edit);
+  if (!s.ok()) return s;
+  const SequenceNumber last_seq = std::max(r.last_seq, versions_->last_sequence());
+  last_allocated_sequence_ = last_seq;
+  last_sequence_.store(last_seq, std::memory_order_release);
+  versions_->SetLastSequence(last_seq);
+
+  s = CreateLog(/*sync_previous=*/false);
+  if (!s.ok()) {
+    DiscardUnloggedTables(*edit);
+    return s;
+  }
+  mem_log_number_ = log_number_;
+  // One of three endings: the recovered data goes to L0 and the replayed logs go (the
+  // default); or the data stays in the memtable (avoid_flush_during_recovery) and so do the
+  // replayed logs, synced; unless pass 1 left records out: then the survivors are copied into
+  // the new log (pass 2) and the old logs go.
+  if (!options_.avoid_flush_during_recovery) return FlushRecoveredLocked(edit);
+  if (!r.dropped) return KeepReplayedLogs(r);
+  return CopySurvivingRecordsLocked(r, edit);
+}
+
+Status DBImpl::FindLogsToReplayLocked(LogRecovery* r) {
+  std::vector<std::string> children;
+  Status s = fs_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  std::set<uint64_t> tables_on_disk;
+  for (const std::string& name : children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    versions_->MarkFileNumberUsed(number);
+    if (type == FileType::kLog && number >= versions_->log_number()) r->logs.push_back(number);
+    if (type == FileType::kTable) tables_on_disk.insert(number);
+  }
+  std::sort(r->logs.begin(), r->logs.end());
+  auto v = versions_->current();
+  for (int level = 0; level < v->num_levels(); level++) {
+    for (const auto& f : v->files(level)) {
+      if (tables_on_disk.count(f->number) == 0) {
+        return Status::Corruption(dbname_, fmt::format("table file {:06}.sst listed in the "
+                                                       "MANIFEST is missing",
+                                                       f->number));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status DBImpl::ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) {
+  const bool flush = !options_.avoid_flush_during_recovery;
   const WALRecoveryMode mode = options_.wal_recovery_mode;
+  Status flush_status;
   // Merge operands replayed without a merge operator would be flushed into tables stamped
   // with none, which no later open with the real operator could read: refuse the open instead,
   // before they reach the memtable (tables pass 1 wrote before are deleted), so that opening
   // with the operator still works.
   Status refused;
-  for (uint64_t number : logs) {
+  for (uint64_t number : r->logs) {
     Status problem;
     uint64_t records = 0;
     const std::string name = LogFileName(dbname_, number);
-    auto end = ReplayLog(fs_.get(), name, &last_seq, &records, &problem,
+    auto end = ReplayLog(fs_.get(), name, &r->last_seq, &records, &problem,
                          [&](const WriteBatch& batch, SequenceNumber first) {
                            if (!refused.ok()) return;
                            if (!options_.merge_operator && WriteBatchInternal::HasMerge(&batch)) {
@@ -343,7 +374,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
     };
     if (!refused.ok()) return fail(refused);
     if (!flush_status.ok()) return fail(flush_status);
-    replayed.push_back({records, last_seq, end});
+    r->replayed.push_back({records, r->last_seq, end});
     using End = log::Reader::End;
     if (end == End::kClean) continue;
     if (end == End::kIOError || mode == WALRecoveryMode::kAbsoluteConsistency) {
@@ -351,65 +382,58 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
     }
     if (end == End::kCorruption) {
       if (mode == WALRecoveryMode::kTolerateCorruptedTailRecords) return fail(problem);
-      dropped = true;  // point in time: the history ends here
+      r->dropped = true;  // point in time: the history ends here
       break;
     }
-    dropped = true;  // a torn or zeroed tail, dropped
+    r->dropped = true;  // a torn or zeroed tail, dropped
   }
-  if (replayed.size() < logs.size()) dropped = true;
-  last_seq = std::max(last_seq, versions_->last_sequence());
-  last_allocated_sequence_ = last_seq;
-  last_sequence_.store(last_seq, std::memory_order_release);
-  versions_->SetLastSequence(last_seq);
+  if (r->replayed.size() < r->logs.size()) r->dropped = true;
+  return Status::OK();
+}
 
-  s = CreateLog(/*sync_previous=*/false);
-  if (!s.ok()) {
-    DiscardUnloggedTables(*edit);
-    return s;
-  }
-  mem_log_number_ = log_number_;
-
-  if (flush) {
-    if (mem_->num_entries() > 0) {
-      s = WriteLevel0Table(mem_, edit);
-      if (!s.ok()) {
-        DiscardUnloggedTables(*edit);
-        return s;
-      }
-      mem_->Unref();
-      mem_ = NewMemTable();
+Status DBImpl::FlushRecoveredLocked(VersionEdit* edit) {
+  if (mem_->num_entries() > 0) {
+    Status s = WriteLevel0Table(mem_, edit);
+    if (!s.ok()) {
+      DiscardUnloggedTables(*edit);
+      return s;
     }
-    // Everything replayed is in tables now: the old logs are no longer needed.
-    edit->SetLogNumber(log_number_);
-    s = versions_->LogAndApply(edit);
-    for (const auto& [level, f] : edit->new_files()) pending_outputs_.erase(f.number);
-    return s;
+    mem_->Unref();
+    mem_ = NewMemTable();
   }
+  // Everything replayed is in tables now: the old logs are no longer needed.
+  edit->SetLogNumber(log_number_);
+  Status s = versions_->LogAndApply(edit);
+  for (const auto& [level, f] : edit->new_files()) pending_outputs_.erase(f.number);
+  return s;
+}
 
-  if (!dropped) {
-    // The recovered data stays in the memtable; its logs stay until it is flushed. They may end
-    // in writes that were never synced: make them durable before any new write, or a crash
-    // could keep a later synced write (in the new log) and lose these, a hole in the history.
-    for (uint64_t number : logs) {
-      std::unique_ptr<WritableFile> file;
-      s = fs_->ReopenWritableFile(LogFileName(dbname_, number), FileOptions(), &file);
-      if (s.ok()) s = file->Sync();
-      if (s.ok()) s = file->Close();
-      if (!s.ok()) return s;
-    }
-    if (!logs.empty()) mem_log_number_ = logs.front();
-    return Status::OK();
+Status DBImpl::KeepReplayedLogs(const LogRecovery& r) {
+  // The recovered data stays in the memtable; its logs stay until it is flushed. They may end
+  // in writes that were never synced: make them durable before any new write, or a crash
+  // could keep a later synced write (in the new log) and lose these, a hole in the history.
+  for (uint64_t number : r.logs) {
+    std::unique_ptr<WritableFile> file;
+    Status s = fs_->ReopenWritableFile(LogFileName(dbname_, number), FileOptions(), &file);
+    if (s.ok()) s = file->Sync();
+    if (s.ok()) s = file->Close();
+    if (!s.ok()) return s;
   }
+  if (!r.logs.empty()) mem_log_number_ = r.logs.front();
+  return Status::OK();
+}
 
+Status DBImpl::CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edit) {
   // Pass 2: copy the surviving records into the new log, make it durable, then drop the old
   // logs. The files have not changed, so the same records must survive: a log that cannot be
   // read again, or reads differently (a device returning unstable data), fails the open
   // before the MANIFEST stops naming the old logs.
+  Status s;
   SequenceNumber copied_seq = 0;
-  for (size_t i = 0; i < replayed.size() && s.ok(); i++) {
+  for (size_t i = 0; i < r.replayed.size() && s.ok(); i++) {
     Status problem;
     uint64_t records = 0;
-    const std::string name = LogFileName(dbname_, logs[i]);
+    const std::string name = LogFileName(dbname_, r.logs[i]);
     const auto end = ReplayLog(fs_.get(), name, &copied_seq, &records, &problem,
                                [this, &s](const WriteBatch& batch, SequenceNumber first) {
                                  if (!s.ok()) return;
@@ -420,8 +444,8 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
     if (!s.ok()) break;
     if (end == log::Reader::End::kIOError) {
       s = problem;
-    } else if (end != replayed[i].end || records != replayed[i].records ||
-               copied_seq != replayed[i].last_seq) {
+    } else if (end != r.replayed[i].end || records != r.replayed[i].records ||
+               copied_seq != r.replayed[i].last_seq) {
       s = Status::Corruption("WAL read back differently during recovery", name);
     }
   }

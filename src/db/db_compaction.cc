@@ -1,0 +1,296 @@
+// Compaction jobs: the background compaction the picker chooses (compaction.h), CompactRange,
+// and the steps of one compaction. A compaction merges its input files (one level and the
+// overlapping files of the next) into new files of the next level, deciding each user key's
+// entries together (CompactKeyEntries) against the live snapshots; it writes with mutex_
+// released and installs its result in one MANIFEST record. A single input with nothing to
+// merge moves down a level unchanged.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/base/filename.h"
+#include "src/db/compaction.h"
+#include "src/db/db_impl.h"
+#include "src/db/merging_iterator.h"
+#include "src/util/invariants.h"
+
+namespace shale {
+namespace {
+
+// Compaction inputs are read in requests of this size (fewer, larger reads beside foreground
+// point reads; with direct IO each block would otherwise be its own device read).
+constexpr size_t kCompactionReadahead = 2 << 20;
+
+// The smallest and largest user keys of a compaction's input files (it has at least one).
+// Used by invariant checks only, so unused in builds without them.
+[[maybe_unused]] std::pair<Slice, Slice> InputUserKeyRange(const Compaction& c,
+                                                           const Comparator* ucmp) {
+  std::optional<std::pair<Slice, Slice>> range;
+  for (int which = 0; which < 2; which++) {
+    for (const auto& f : c.inputs(which)) {
+      const Slice smallest = ExtractUserKey(f->smallest);
+      const Slice largest = ExtractUserKey(f->largest);
+      if (!range) range.emplace(smallest, largest);
+      if (ucmp->Compare(smallest, range->first) < 0) range->first = smallest;
+      if (ucmp->Compare(largest, range->second) > 0) range->second = largest;
+    }
+  }
+  SHALE_ASSERT(range.has_value());
+  return *range;
+}
+
+}  // namespace
+
+std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
+  std::vector<SequenceNumber> seqs;
+  for (const auto& s : snapshots_) seqs.push_back(s->GetSequenceNumber());
+  std::sort(seqs.begin(), seqs.end());
+  return seqs;
+}
+
+// ---------------------------------------------------------------- background compaction
+
+void DBImpl::BackgroundCompaction() {
+  std::vector<std::string>& pointers = compact_pointers_;
+  if (pointers.size() < static_cast<size_t>(options_.num_levels))
+    pointers.resize(options_.num_levels);
+  std::unique_ptr<Compaction> c = PickCompaction(*versions_, versions_->current(), &pointers);
+  if (c == nullptr) return;
+  Status s = RunCompaction(c.get());
+  if (!s.ok() && !shutting_down_) SetBackgroundErrorLocked(s);
+}
+
+// ---------------------------------------------------------------- one compaction's steps
+
+// One compaction's work in progress: what it decides with, the entries of the user key being
+// gathered, the output being written and the outputs written so far. Used by the compaction's
+// thread alone (which releases mutex_ while it writes).
+struct DBImpl::CompactionState {
+  CompactionState(Compaction* c, std::vector<SequenceNumber> snapshot_seqs,
+                  const TableBuilderOptions& builder_options)
+      : compaction(c), snapshots(std::move(snapshot_seqs)), options(builder_options) {}
+
+  Compaction* const compaction;
+  const std::vector<SequenceNumber> snapshots;  // live snapshots, ascending
+  const TableBuilderOptions options;
+
+  // The user key whose entries (newest first) are being gathered, and its survivors.
+  std::string user_key;
+  std::vector<KeyEntry> key_entries, survivors;
+
+  // The output being written: builder is null between outputs.
+  std::unique_ptr<WritableFile> file;
+  std::unique_ptr<TableBuilder> builder;
+  FileMetaData current;
+
+  std::vector<FileMetaData> outputs;  // finished
+  std::vector<uint64_t> created;      // every output number taken, finished or not
+  uint64_t bytes_written = 0;
+};
+
+Status DBImpl::RunCompaction(Compaction* c) {
+  c->MarkBeingCompacted(true);
+  if (c->IsTrivialMove()) return MoveFileDownLocked(c);
+  CompactionState state(c, SnapshotSequences(), BuilderOptions());
+  mutex_.Unlock();
+  Status s = WriteCompactionOutputs(&state);
+  mutex_.Lock();
+  s = InstallCompactionResultsLocked(&state, s);
+  DeleteObsoleteFiles();
+  return s;
+}
+
+Status DBImpl::MoveFileDownLocked(Compaction* c) {
+  const FileMetaData& f = *c->inputs(0)[0];
+  VersionEdit edit;
+  edit.DeleteFile(c->level(), f.number);
+  edit.AddFile(c->output_level(), f);
+  Status s = versions_->LogAndApply(&edit);
+  c->MarkBeingCompacted(false);
+  if (s.ok()) {
+    num_compactions_++;
+    InstallSuperVersion();
+  }
+  return s;
+}
+
+Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
+  ReadOptions ro;
+  ro.fill_cache = false;
+  ro.readahead_size = kCompactionReadahead;
+  std::vector<std::unique_ptr<InternalIterator>> children;
+  for (int which = 0; which < 2; which++) {
+    for (const auto& f : state->compaction->inputs(which)) {
+      children.push_back(table_cache_->NewIterator(ro, f->number, f->file_size));
+    }
+  }
+  std::unique_ptr<InternalIterator> input = NewMergingIterator(&icmp_, std::move(children));
+
+  // Entries arrive newest first per user key; each key's entries are decided together
+  // (WriteKeyEntries) and written, and outputs are cut only between user keys, so a key
+  // never spans two files of a level.
+  const Comparator* ucmp = icmp_.user_comparator();
+  Status s;
+  for (input->SeekToFirst(); input->Valid() && s.ok(); input->Next()) {
+    if (shutdown_requested_.load(std::memory_order_relaxed)) {
+      s = Status::Aborted("shutting down");
+      break;
+    }
+    const Slice key = input->key();
+    ParsedInternalKey p;
+    if (!ParseInternalKey(key, &p)) {
+      s = Status::Corruption("compaction input has a malformed key");
+      break;
+    }
+    if (state->key_entries.empty() || ucmp->Compare(p.user_key, state->user_key) != 0) {
+      s = WriteKeyEntries(state);
+      if (!s.ok()) break;
+      state->user_key.assign(p.user_key.data(), p.user_key.size());
+    }
+    state->key_entries.push_back(
+        KeyEntry{key.ToString(), input->value().ToString(), p.sequence, p.type});
+  }
+  if (s.ok()) s = WriteKeyEntries(state);
+  if (s.ok()) s = input->status();
+  if (s.ok() && state->builder != nullptr) s = FinishCompactionOutput(state);
+  if (state->builder != nullptr) state->builder->Abandon();
+  // An output left unfinished is closed here, before the inputs are.
+  state->builder.reset();
+  state->file.reset();
+  return s;
+}
+
+Status DBImpl::WriteKeyEntries(CompactionState* state) {
+  if (state->key_entries.empty()) return Status::OK();
+  const Compaction& c = *state->compaction;
+  state->survivors.clear();
+  CompactKeyEntries(
+      state->user_key, &state->key_entries, state->snapshots,
+      [&] { return c.input_version().KeyNotInLevelsBelow(c.output_level(), state->user_key); },
+      options_.merge_operator.get(), stats_, &state->survivors);
+  state->key_entries.clear();
+  Status r;
+  for (const KeyEntry& entry : state->survivors) {
+    if (state->builder == nullptr) {
+      r = OpenCompactionOutput(state, entry.internal_key);
+      if (!r.ok()) return r;
+    }
+    state->current.largest = entry.internal_key;
+    r = state->builder->Add(entry.internal_key, entry.value);
+    if (!r.ok()) return r;
+  }
+  if (state->builder != nullptr && state->builder->FileSize() >= c.max_output_file_size()) {
+    r = FinishCompactionOutput(state);
+  }
+  return r;
+}
+
+Status DBImpl::OpenCompactionOutput(CompactionState* state, const std::string& first_key) {
+  {
+    MutexLock l(&mutex_);
+    state->current = FileMetaData();
+    state->current.number = versions_->NewFileNumber();
+    pending_outputs_.insert(state->current.number);
+    state->created.push_back(state->current.number);
+  }
+  Status r = fs_->NewWritableFile(TableFileName(dbname_, state->current.number), FileOptions(),
+                                  &state->file);
+  if (!r.ok()) return r;
+  state->builder = std::make_unique<TableBuilder>(state->options, state->file.get());
+  state->current.smallest = first_key;
+  return Status::OK();
+}
+
+Status DBImpl::FinishCompactionOutput(CompactionState* state) {
+  Status r = state->builder->Finish();
+  if (r.ok()) r = state->file->Sync();
+  if (r.ok()) r = state->file->Close();
+  if (r.ok()) {
+    FileMetaData& f = state->current;
+    f.file_size = state->builder->FileSize();
+    f.smallest_seqno = state->builder->properties().smallest_seqno;
+    f.largest_seqno = state->builder->properties().largest_seqno;
+    state->bytes_written += f.file_size;
+    state->outputs.push_back(f);
+  }
+  state->builder.reset();
+  state->file.reset();
+  return r;
+}
+
+Status DBImpl::InstallCompactionResultsLocked(CompactionState* state, Status s) {
+  const Compaction& c = *state->compaction;
+  if (s.ok()) {
+    VersionEdit edit;
+    c.AddInputDeletions(&edit);
+    // A compaction's output range stays within its inputs: every output's smallest and largest
+    // user keys lie within [smallest, largest] of the input files' user keys, since outputs
+    // hold only (possibly merged) entries of keys read from the inputs, and each input file's
+    // smallest and largest bound its keys. So a compaction never widens the key range it
+    // rewrites.
+    if constexpr (kInvariantChecks) {
+      const Comparator* ucmp = icmp_.user_comparator();
+      const auto [smallest, largest] = InputUserKeyRange(c, ucmp);
+      for (const FileMetaData& f : state->outputs) {
+        SHALE_ASSERT(ucmp->Compare(ExtractUserKey(f.smallest), smallest) >= 0);
+        SHALE_ASSERT(ucmp->Compare(ExtractUserKey(f.largest), largest) <= 0);
+      }
+    }
+    for (const FileMetaData& f : state->outputs) edit.AddFile(c.output_level(), f);
+    s = versions_->LogAndApply(&edit);
+  }
+  for (uint64_t number : state->created) pending_outputs_.erase(number);
+  c.MarkBeingCompacted(false);
+  if (s.ok()) {
+    num_compactions_++;
+    compaction_read_bytes_ += c.InputBytes();
+    compaction_write_bytes_ += state->bytes_written;
+    if (stats_ != nullptr) {
+      stats_->recordTick(COMPACT_READ_BYTES, c.InputBytes());
+      stats_->recordTick(COMPACT_WRITE_BYTES, state->bytes_written);
+    }
+    InstallSuperVersion();
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- CompactRange
+
+Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, const Slice* end) {
+  if (begin != nullptr && end != nullptr && options_.comparator->Compare(*begin, *end) > 0) {
+    return Status::InvalidArgument("CompactRange: begin is after end");
+  }
+  Status s = Flush(FlushOptions());
+  if (!s.ok()) return s;
+  MutexLock l(&mutex_);
+  // Take compaction over from the background threads.
+  while (manual_compaction_ || compaction_running_) bg_done_cv_.Wait();
+  manual_compaction_ = true;
+  compaction_running_ = true;
+  int last = 0;
+  {
+    auto v = versions_->current();
+    for (int level = 0; level < v->num_levels(); level++) {
+      if (!v->files(level).empty()) last = level;
+    }
+  }
+  // Down to one level below the deepest data (when there is one), so the deepest data is
+  // rewritten too and what no snapshot needs is dropped.
+  const int bottom = std::min(last + 1, options_.num_levels - 1);
+  for (int level = 0; level < bottom && s.ok(); level++) {
+    std::unique_ptr<Compaction> c =
+        RangeCompaction(*versions_, versions_->current(), level, begin, end);
+    if (c == nullptr) continue;
+    s = RunCompaction(c.get());
+    if (!s.ok()) SetBackgroundErrorLocked(s);
+  }
+  compaction_running_ = false;
+  manual_compaction_ = false;
+  bg_done_cv_.SignalAll();
+  bg_work_cv_.SignalAll();
+  return s;
+}
+
+}  // namespace shale
