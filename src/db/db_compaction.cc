@@ -12,6 +12,7 @@
 
 #include "src/base/filename.h"
 #include "src/db/compaction.h"
+#include "src/db/compaction_picker.h"
 #include "src/db/db_impl.h"
 #include "src/db/merging_iterator.h"
 #include "src/util/invariants.h"
