@@ -106,8 +106,10 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   return s;
 }
 
-Status DBImpl::WriteGroupToLog(const WriteThread::Group& group, SequenceNumber first_seq,
-                               SequenceNumber last_seq) {
+// WriteGroupToLog and InsertGroup are inline: WriteImpl, their only caller, is the write hot path.
+[[gnu::always_inline]] inline Status DBImpl::WriteGroupToLog(const WriteThread::Group& group,
+                                                             SequenceNumber first_seq,
+                                                             SequenceNumber last_seq) {
   PerfTimer wal_timer(&PerfContext::write_wal_time);
   std::string record;
   BuildGroupRecord(group, first_seq, &record);
@@ -134,8 +136,9 @@ Status DBImpl::WriteGroupToLog(const WriteThread::Group& group, SequenceNumber f
   return s;
 }
 
-void DBImpl::InsertGroup(const WriteThread::Group& group, SequenceNumber first_seq,
-                         SequenceNumber last_seq) {
+[[gnu::always_inline]] inline void DBImpl::InsertGroup(const WriteThread::Group& group,
+                                                       SequenceNumber first_seq,
+                                                       SequenceNumber last_seq) {
   PerfTimer memtable_timer(&PerfContext::write_memtable_time);
   SequenceNumber seq = first_seq;
   for (const WriteThread::Writer* m : group.members) {
