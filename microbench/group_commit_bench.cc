@@ -1,6 +1,6 @@
-// What synchronous writes can reach on this machine and disk, with and without the engine. All
-// cases write B6's entries (8-byte random keys, 128-byte values, sync) to a file or DB in a
-// scratch directory:
+// What synchronous writes can reach on the machine and disk it runs on, with and without the
+// engine. All cases write B6's entries (8-byte random keys, 128-byte values, sync) to a file or DB
+// in a scratch directory:
 //
 //   BM_SyncLoop             one thread: pwrite of one entry, then fdatasync (the device's rate
 //                           for one writer; the file is zero-filled first, as shale's WAL is,
