@@ -4,6 +4,7 @@
 # (shale ops/sec ÷ RocksDB ops/sec), then writes a PNG bar chart of the ratios (CHART, default
 # compare_rocksdb.png) with gnuplot.
 #
+#   tools/compare_rocksdb.sh --scale [-num N] ...   the steady-state rows S1-S8 (compare_scale.sh)
 #   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
 #       rows: B1 .. B11 (default: all), and B3w B4w B5w B10w; EXTRA FLAGS are added to every run
 #       of both engines. Every read row (B3-B5, B7-B10) loads a DB in one db_bench process and
@@ -18,6 +19,11 @@
 # ROCKSDB_DB_BENCH (default /usr/bin/db_bench from rocksdb-tools), TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == --scale ]]; then
+  shift
+  exec tools/compare_scale.sh "$@"
+fi
 
 repeats=3
 extra=()
