@@ -4,6 +4,8 @@
 // entries together (CompactKeyEntries) against the live snapshots; it writes with mutex_
 // released and installs its result in one MANIFEST record. A single input with nothing to
 // merge moves down a level unchanged.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -25,9 +27,7 @@ namespace {
 constexpr size_t kCompactionReadahead = 2 << 20;
 
 // The smallest and largest user keys of a compaction's input files (it has at least one).
-// Used by invariant checks only, so unused in builds without them.
-[[maybe_unused]] std::pair<Slice, Slice> InputUserKeyRange(const Compaction& c,
-                                                           const Comparator* ucmp) {
+std::pair<Slice, Slice> InputUserKeyRange(const Compaction& c, const Comparator* ucmp) {
   std::optional<std::pair<Slice, Slice>> range;
   for (int which = 0; which < 2; which++) {
     for (const auto& f : c.inputs(which)) {
@@ -221,26 +221,35 @@ Status DBImpl::FinishCompactionOutput(CompactionState* state) {
   return r;
 }
 
+// A compaction's output range stays within its inputs: every output's smallest and largest
+// user keys lie within [smallest, largest] of the input files' user keys, since outputs hold
+// only (possibly merged) entries of keys read from the inputs and each input file's recorded
+// smallest and largest bound its keys. So a compaction never widens the key range it rewrites.
+// Keys outside that range mean an input table holds keys beyond what its MANIFEST entry
+// records, which is damage: Corruption, and the outputs are not installed.
+Status DBImpl::CheckOutputsWithinInputs(const Compaction& c,
+                                        const std::vector<FileMetaData>& outputs) const {
+  const Comparator* ucmp = icmp_.user_comparator();
+  const auto [smallest, largest] = InputUserKeyRange(c, ucmp);
+  for (const FileMetaData& f : outputs) {
+    if (ucmp->Compare(ExtractUserKey(f.smallest), smallest) < 0 ||
+        ucmp->Compare(ExtractUserKey(f.largest), largest) > 0) {
+      return Status::Corruption(fmt::format(
+          "compaction {}: output {:06}.sst holds keys outside its inputs' recorded key range",
+          c.Describe(), f.number));
+    }
+  }
+  return Status::OK();
+}
+
 Status DBImpl::InstallCompactionResultsLocked(CompactionState* state, Status s) {
   const Compaction& c = *state->compaction;
   if (s.ok()) {
     VersionEdit edit;
     c.AddInputDeletions(&edit);
-    // A compaction's output range stays within its inputs: every output's smallest and largest
-    // user keys lie within [smallest, largest] of the input files' user keys, since outputs
-    // hold only (possibly merged) entries of keys read from the inputs, and each input file's
-    // smallest and largest bound its keys. So a compaction never widens the key range it
-    // rewrites.
-    if constexpr (kInvariantChecks) {
-      const Comparator* ucmp = icmp_.user_comparator();
-      const auto [smallest, largest] = InputUserKeyRange(c, ucmp);
-      for (const FileMetaData& f : state->outputs) {
-        SHALE_ASSERT(ucmp->Compare(ExtractUserKey(f.smallest), smallest) >= 0);
-        SHALE_ASSERT(ucmp->Compare(ExtractUserKey(f.largest), largest) <= 0);
-      }
-    }
+    s = CheckOutputsWithinInputs(c, state->outputs);
     for (const FileMetaData& f : state->outputs) edit.AddFile(c.output_level(), f);
-    s = versions_->LogAndApply(&edit);
+    if (s.ok()) s = versions_->LogAndApply(&edit);
   }
   for (uint64_t number : state->created) pending_outputs_.erase(number);
   c.MarkBeingCompacted(false);

@@ -8,7 +8,8 @@
 //
 // Thread safety: the public methods are thread-safe (see shale/db.h). Writes are serialized by
 // the WriteThread: only the current group leader touches log_ and mem_ and allocates sequence
-// numbers. Readers never take mutex_: they load the published SuperVersion and last_sequence_.
+// numbers. Reads (Get, MultiGet, GetMergeOperands, iterators) never take mutex_: they load the
+// published SuperVersion and last_sequence_; GetSnapshot and ReleaseSnapshot take it.
 // mutex_ guards the immutable memtables, the VersionSet, snapshots, background state and the
 // background error; background threads release it while they do file IO.
 #pragma once
@@ -97,7 +98,7 @@ class DBImpl final : public DB {
   Status FlushRecoveredLocked(VersionEdit* edit) REQUIRES(mutex_);
   // Nothing was dropped and the recovered data stays in mem_: syncs the replayed logs, which
   // stay until mem_ is flushed.
-  Status KeepReplayedLogs(const LogRecovery& r);
+  Status KeepReplayedLogsLocked(const LogRecovery& r) REQUIRES(mutex_);
   // Pass 2: something was dropped and the recovered data stays in mem_: copies the surviving
   // records into the new log, syncs it, and the MANIFEST stops naming the replayed logs.
   Status CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edit) REQUIRES(mutex_);
@@ -155,8 +156,12 @@ class DBImpl final : public DB {
   // Finishes, syncs and closes the open output and records it (when that succeeded).
   Status FinishCompactionOutput(CompactionState* state) EXCLUDES(mutex_);
   // With s ok, replaces the inputs by the outputs in a new Version; then releases the pending
-  // outputs and the inputs, and counts the work. Returns s, or the MANIFEST write's error.
+  // outputs and the inputs, and counts the work. Returns s, or the outputs' range check's or the
+  // MANIFEST write's error.
   Status InstallCompactionResultsLocked(CompactionState* state, Status s) REQUIRES(mutex_);
+  // Corruption when an output holds a user key outside the inputs' recorded range.
+  Status CheckOutputsWithinInputs(const Compaction& c,
+                                  const std::vector<FileMetaData>& outputs) const;
   // Sequence numbers of live snapshots, ascending.
   std::vector<SequenceNumber> SnapshotSequences() const REQUIRES(mutex_);
 
@@ -167,11 +172,11 @@ class DBImpl final : public DB {
                         std::string* record) const;
   // Leader only: appends the group's record to the WAL, synced when a member asked. On failure
   // the sequence numbers up to last_seq are spent and the DB turns read-only.
-  Status WriteGroupToLog(const WriteThread::Group& group, SequenceNumber first_seq,
-                         SequenceNumber last_seq) EXCLUDES(mutex_);
+  inline Status WriteGroupToLog(const WriteThread::Group& group, SequenceNumber first_seq,
+                                SequenceNumber last_seq) EXCLUDES(mutex_);
   // Leader only: inserts the group into mem_ and publishes its sequence numbers to readers.
-  void InsertGroup(const WriteThread::Group& group, SequenceNumber first_seq,
-                   SequenceNumber last_seq);
+  inline void InsertGroup(const WriteThread::Group& group, SequenceNumber first_seq,
+                          SequenceNumber last_seq);
 
   // ---- Read path (db_read.cc) ----
   // Sequence to read at: the snapshot's, or the latest published. InvalidArgument for a
