@@ -1,7 +1,5 @@
 #include "src/db/version.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -22,12 +20,6 @@ uint64_t Version::NumLevelBytes(int level) const {
   uint64_t sum = 0;
   for (const auto& f : files_[level]) sum += f->file_size;
   return sum;
-}
-
-uint64_t Version::NumFiles() const {
-  uint64_t n = 0;
-  for (const auto& level : files_) n += level.size();
-  return n;
 }
 
 Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext* ctx) const {
@@ -92,7 +84,8 @@ const FileMetaData* Version::NextCandidate(MultiGetKey* k) const {
 namespace {
 
 // One Version::MultiGet batch: its keys, the tables it touches, open (and so alive for the
-// reads in flight) until the batch ends, and the scratch of its rounds.
+// reads in flight) until the batch ends, and the scratch of its rounds. Thread safety: local to
+// the calling thread; borrows the Version and the keys for the call.
 class MultiGetBatch {
  public:
   MultiGetBatch(const Version& version, TableCache* table_cache, MultiGetKey* const* keys, size_t n)
@@ -235,16 +228,6 @@ bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
     }
   }
   return true;
-}
-
-std::string Version::LevelSummary() const {
-  std::string out;
-  for (int level = 0; level < num_levels(); level++) {
-    if (files_[level].empty()) continue;
-    out +=
-        fmt::format("L{}: {} files, {} bytes\n", level, files_[level].size(), NumLevelBytes(level));
-  }
-  return out;
 }
 
 }  // namespace shale

@@ -8,9 +8,10 @@
 // one, SuperVersions, iterators and compactions hold them; a table file stays on disk while any
 // live Version lists it.
 //
-// Ownership: shares the file metadata; borrows the comparator and the TableCache (the
-// VersionSet's, which outlive every Version). Thread safety: immutable (except
-// FileMetaData::being_compacted, which the DB mutex guards) and safe to read from any thread.
+// Ownership: shares the file metadata; borrows the comparator (the VersionSet's) and the
+// TableCache (the DB's: DBImpl releases its Versions before its TableCache). Thread safety:
+// immutable (except FileMetaData::being_compacted, which the DB mutex guards) and safe to read from
+// any thread.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +45,6 @@ class Version {
   int num_levels() const { return static_cast<int>(files_.size()); }
   const FileList& files(int level) const { return files_[level]; }
   uint64_t NumLevelBytes(int level) const;
-  uint64_t NumFiles() const;
 
   // Feeds ctx the key's entries from the table files: L0 newest first, then one file per
   // deeper level, until ctx has its answer. OK also when nothing was found.
@@ -67,8 +67,6 @@ class Version {
   FileList OverlappingInputs(int level, const Slice* begin, const Slice* end) const;
   // True when no level below `level` holds user_key (deletions can then be dropped).
   bool KeyNotInLevelsBelow(int level, const Slice& user_key) const;
-  // "L0: 3 files 12 MB ..." one line per level.
-  std::string LevelSummary() const;
 
  private:
   friend class VersionBuilder;  // fills files_

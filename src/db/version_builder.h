@@ -48,8 +48,6 @@ class VersionBuilder {
   void SortLevel(int level, FileList* files) const;
   // Corruption naming the first two files of a sorted level below L0 that share a user key.
   Status CheckDisjoint(int level, const FileList& files) const;
-  // What SaveTo promises of every level below L0 (see SaveTo's invariant).
-  static bool LevelsBelowL0SortedAndDisjoint(const Version& v);
 
   const InternalKeyComparator* const icmp_;
   TableCache* const table_cache_;
