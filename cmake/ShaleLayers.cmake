@@ -10,7 +10,8 @@
 # Each layer is one OBJECT library compiled against an include root of its own in the build tree
 # (layers/<name>/), which holds symbolic links to its own folders and to those of the layers
 # below it, and nothing else. An #include that reaches a higher or sibling layer names a file
-# that is not there, so it does not compile. tests/layering/ proves this for every layer.
+# that is not there, so it does not compile. The layering_<layer> tests (tests/CMakeLists.txt, LayerProbe.cmake)
+# prove this for every layer.
 # The installed library, shale::shale, is the objects of all layers in one archive.
 
 set(SHALE_LAYERS util env base wal memtable table db)

@@ -16,7 +16,8 @@ using table_internal::CountBlockRead;
 using table_internal::IndexBlockCorruption;
 using table_internal::RecordTick;
 
-// A data block some keys of a batch need and the cache did not have.
+// A data block some keys of a batch need and the cache did not have. Thread safety: owned by
+// the coroutine that reads it, on the MultiGet caller's thread.
 struct TableReader::MissedBlock {
   BlockHandle handle;
   std::vector<MultiGetKey*> keys;

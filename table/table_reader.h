@@ -62,6 +62,7 @@ struct TableReaderOptions {
 // (TableReaderOptions::block_cache), so a BlockRef is Reset or destroyed before that reader
 // is. A pin that outlived every owner of the cache would be caught by the cache's destructor
 // (src/cache/lru_cache.cc asserts that no entry is still pinned).
+// Thread safety: none; one thread uses a BlockRef (the pinned block itself is immutable).
 class BlockRef {
  public:
   BlockRef() = default;

@@ -371,7 +371,7 @@ class Benchmark {
     Status s = DB::Open(options_, FLAGS_db, &db_);
     if (!s.ok()) {
       std::fprintf(stderr, "open %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
-      if (FLAGS_use_existing_db && s.IsInvalidArgument()) {
+      if (FLAGS_use_existing_db && !std::filesystem::exists(FLAGS_db + "/CURRENT")) {
         std::fprintf(stderr, "-use_existing_db=true needs a shale DB at -db=%s\n",
                      FLAGS_db.c_str());
       }

@@ -265,7 +265,8 @@ Status DBImpl::CreateLog(bool sync_previous) {
   return Status::OK();
 }
 
-// What RecoverLogs learns on the way, step by step.
+// What RecoverLogs learns on the way, step by step. Thread safety: local to the recovering
+// thread, which holds mutex_.
 struct DBImpl::LogRecovery {
   std::vector<uint64_t> logs;  // numbered at or above the MANIFEST's log number, ascending
   // What pass 1 read from each replayed log (logs[0, replayed.size()), the last maybe partly),
@@ -303,7 +304,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   // replayed logs, synced; unless pass 1 left records out: then the survivors are copied into
   // the new log (pass 2) and the old logs go.
   if (!options_.avoid_flush_during_recovery) return FlushRecoveredLocked(edit);
-  if (!r.dropped) return KeepReplayedLogs(r);
+  if (!r.dropped) return KeepReplayedLogsLocked(r);
   return CopySurvivingRecordsLocked(r, edit);
 }
 
@@ -408,7 +409,7 @@ Status DBImpl::FlushRecoveredLocked(VersionEdit* edit) {
   return s;
 }
 
-Status DBImpl::KeepReplayedLogs(const LogRecovery& r) {
+Status DBImpl::KeepReplayedLogsLocked(const LogRecovery& r) {
   // The recovered data stays in the memtable; its logs stay until it is flushed. They may end
   // in writes that were never synced: make them durable before any new write, or a crash
   // could keep a later synced write (in the new log) and lose these, a hole in the history.

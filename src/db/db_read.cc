@@ -2,8 +2,9 @@
 //
 // A read loads the published SuperVersion first and then the sequence to read at (the
 // snapshot's, or the latest published), and reads the memtables newest first and then the
-// table files of that SuperVersion. Readers never take mutex_: a snapshot is checked under its
-// own small lock (snapshot_mu_).
+// table files of that SuperVersion. Get, MultiGet, GetMergeOperands and iterators never take
+// mutex_ (a snapshot is checked under its own small lock, snapshot_mu_); GetSnapshot and
+// ReleaseSnapshot take it to change the snapshot list.
 #include <fmt/format.h>
 
 #include <forward_list>
