@@ -8,6 +8,7 @@
 // happens with it released.
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -67,7 +68,7 @@ void DBImpl::InstallSuperVersion() {
 
 Status DBImpl::SwitchMemtable() {
   const uint64_t old_log = mem_log_number_;
-  Status s = CreateLog(/*sync_previous=*/true);
+  Status s = CreateLog(/*keep_previous=*/true);
   if (!s.ok()) return s;
   imm_.push_front(Immutable{mem_, old_log});
   mem_ = NewMemTable();
@@ -233,8 +234,17 @@ void DBImpl::DeleteObsoleteFiles() {
   const uint64_t newer_than_snapshot = versions_->next_file_number();
   const uint64_t min_log = versions_->log_number();
   const uint64_t manifest = versions_->manifest_file_number();
+  // Unsynced logs whose memtables are in tables are dropped without a sync (closed below,
+  // outside the mutex).
+  std::vector<UnsyncedLog> retired;
+  auto still_needed = std::find_if(unsynced_logs_.begin(), unsynced_logs_.end(),
+                                   [&](const UnsyncedLog& l) { return l.number >= min_log; });
+  std::move(unsynced_logs_.begin(), still_needed, std::back_inserter(retired));
+  unsynced_logs_.erase(unsynced_logs_.begin(), still_needed);
+  has_unsynced_logs_.store(!unsynced_logs_.empty(), std::memory_order_relaxed);
   std::vector<std::string> children;
   mutex_.Unlock();
+  for (UnsyncedLog& log : retired) log.writer->Close().PermitUncheckedError();  // not needed
   Status s = fs_->GetChildren(dbname_, &children);
   std::vector<std::pair<FileType, uint64_t>> doomed;
   if (s.ok()) {

@@ -53,7 +53,7 @@ Status DBImpl::Resume() {
     // (a failed fsync is not retried as if it could succeed). Later writes go to a fresh log,
     // and everything acknowledged before is flushed to a table first, so that no later
     // synced write can survive a crash that loses an earlier one.
-    Status r = CreateLog(/*sync_previous=*/false);
+    Status r = CreateLog(/*keep_previous=*/false);
     if (!r.ok()) return r;
     const uint64_t old_log = mem_log_number_;
     // Also when the memtable was empty (the failed write was its log's first): the old log

@@ -105,9 +105,15 @@ class DBImpl final : public DB {
   // Deletes the tables a failed recovery wrote for edit before any MANIFEST record named
   // them, so that refused or failing opens do not pile up orphans.
   void DiscardUnloggedTables(const VersionEdit& edit) REQUIRES(mutex_);
-  // Starts a new WAL with a fresh file number; later writes go to it. With sync_previous, the
-  // current log is synced first.
-  Status CreateLog(bool sync_previous) REQUIRES(mutex_);
+  // Starts a new WAL with a fresh file number; later writes go to it. With keep_previous, the
+  // current log is handed to the OS and kept open, unsynced, in unsynced_logs_ (a memtable
+  // switch), and the new log starts with a header naming the previous log's last sequence;
+  // otherwise the current log is closed (recovery, Resume: the logs before are durable or
+  // retired).
+  Status CreateLog(bool keep_previous) REQUIRES(mutex_);
+  // Syncs the logs in unsynced_logs_, oldest first, before a sync of log_: a synced write never
+  // outlives an earlier unsynced one. Leader or writes stopped.
+  Status SyncClosedLogs() EXCLUDES(mutex_);
 
   // ---- Memtables, write stalls, background threads, flush (db_background.cc) ----
   // Leader only: switches a full memtable, or waits while L0 or the immutable memtables are
@@ -234,6 +240,17 @@ class DBImpl final : public DB {
   // Owned by the write leader (or the opening / closing thread); switched under mutex_ too.
   std::unique_ptr<log::Writer> log_;
   uint64_t log_number_ = 0;
+  // The last sequence number written to log_ (0: none yet); the next log's header carries it.
+  SequenceNumber log_last_sequence_ = 0;
+  // Logs a memtable switch closed without syncing them, oldest first, still open: a later WAL
+  // sync syncs them first (SyncClosedLogs); once their memtables are in tables they are dropped
+  // unsynced (DeleteObsoleteFiles), so their bytes need never reach the device.
+  struct UnsyncedLog {
+    uint64_t number;
+    std::unique_ptr<log::Writer> writer;
+  };
+  std::vector<UnsyncedLog> unsynced_logs_ GUARDED_BY(mutex_);
+  std::atomic<bool> has_unsynced_logs_{false};  // !unsynced_logs_.empty(), read by the leader
   // Sequence numbers handed out so far (leader only); >= last_sequence_.
   SequenceNumber last_allocated_sequence_ = 0;
   // Every write with a sequence <= this is applied and visible to readers.

@@ -9,7 +9,10 @@
 //     (absolute-consistency). A log that was synced more than once ends in zeros after a crash
 //     (its zero-filled space, see CreateLog), except in absolute-consistency mode;
 //   - a damaged record fails Open (tolerate, absolute) or ends replay there (point-in-time);
-//   - a read error always fails Open.
+//   - a read error always fails Open;
+//   - a log whose header (LogLink) names a sequence the log before it lacks ends replay
+//     before it: memtable switches do not sync the old log, so that log lost unsynced records
+//     in the crash, and every later log holds only unsynced writes made after them.
 // When anything was dropped and the recovered data stays in the memtable
 // (avoid_flush_during_recovery), the surviving records are copied into the new log, which is
 // synced before the old logs are deleted, so a later crash can never replay records that were
@@ -29,6 +32,7 @@
 #include "src/base/filename.h"
 #include "src/db/db_impl.h"
 #include "src/db/write_batch_internal.h"
+#include "src/util/coding.h"
 #include "src/util/invariants.h"
 #include "wal/log_reader.h"
 
@@ -98,12 +102,27 @@ std::string NewIdentity() {
   return fmt::format("{:016x}{:016x}\n", gen(), gen());
 }
 
+// How one log in the replay set follows the one before it. A log started by a memtable switch
+// begins with a header: an empty batch whose sequence is the last one written to the previous
+// log. Logs are synced lazily, oldest first, so when the previous log (in the replay set) ends
+// below that sequence it lost records in the crash, and this log and every later one hold
+// only unsynced writes made after them: the history ends before this log.
+struct LogLink {
+  bool has_previous = false;         // in: a log before this one was replayed
+  SequenceNumber previous_last = 0;  // in: the last sequence found in that log
+  SequenceNumber log_last = 0;       // out: the last sequence found in this log (0: none)
+  bool previous_incomplete = false;  // out: the header names a sequence the previous log lacks
+};
+
 // Replays one log: calls apply(batch, first_seq) for each record not yet applied.
 // *last_seq carries the highest applied sequence across logs.
 template <typename Apply>
-log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, SequenceNumber* last_seq,
-                           uint64_t* records, Status* problem, Apply&& apply) {
+log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, LogLink* link,
+                           SequenceNumber* last_seq, uint64_t* records, Status* problem,
+                           Apply&& apply) {
   *records = 0;
+  link->log_last = 0;
+  link->previous_incomplete = false;
   std::unique_ptr<SequentialFile> file;
   Status s = fs->NewSequentialFile(name, FileOptions(), &file);
   if (!s.ok()) {
@@ -113,7 +132,7 @@ log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, SequenceNumb
   log::Reader reader(std::move(file), name);
   std::string scratch;
   Slice record;
-  SequenceNumber log_last = 0;  // sequences only grow within one log
+  SequenceNumber& log_last = link->log_last;  // sequences only grow within one log
   while (reader.ReadRecord(&record, &scratch)) {
     ++*records;
     auto corrupt = [&](const std::string& what) {
@@ -126,7 +145,15 @@ log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, SequenceNumb
     if (s.ok()) s = WriteBatchInternal::Validate(&batch);
     if (!s.ok()) return corrupt(s.ToString());
     const uint32_t count = batch.Count();
-    if (count == 0) continue;
+    if (count == 0) {
+      // The header (first record only; empty batches are not logged otherwise).
+      if (*records == 1 && link->has_previous &&
+          WriteBatchInternal::Sequence(&batch) > link->previous_last) {
+        link->previous_incomplete = true;
+        return log::Reader::End::kClean;
+      }
+      continue;
+    }
     const SequenceNumber first = WriteBatchInternal::Sequence(&batch);
     const SequenceNumber last = first + count - 1;
     if (first == 0 || last < first || last > kMaxSequenceNumber) {
@@ -241,10 +268,12 @@ Status DBImpl::LockAndCheckExistence(bool* is_new) {
   return s;
 }
 
-Status DBImpl::CreateLog(bool sync_previous) {
-  if (sync_previous && log_ != nullptr) {
-    // A later synced write in the new log must not outlive unsynced writes of this one.
-    Status s = log_->Sync();
+Status DBImpl::CreateLog(bool keep_previous) {
+  const SequenceNumber previous_last = keep_previous ? log_last_sequence_ : 0;
+  if (keep_previous && log_ != nullptr) {
+    // The previous log is not synced here: its bytes go to the OS now (a process crash keeps
+    // them) and reach the device only if a later WAL sync needs them (SyncClosedLogs).
+    Status s = log_->file()->Flush();
     if (!s.ok()) return s;
   }
   const uint64_t number = versions_->NewFileNumber();
@@ -259,9 +288,41 @@ Status DBImpl::CreateLog(bool sync_previous) {
   Status s = fs_->NewWritableFile(LogFileName(dbname_, number), file_options, &file);
   if (s.ok()) s = db_dir_->Fsync();
   if (!s.ok()) return s;
-  if (log_ != nullptr) log_->Close().PermitUncheckedError();  // its errors are already known
-  log_ = std::make_unique<log::Writer>(std::move(file));
+  auto writer = std::make_unique<log::Writer>(std::move(file));
+  if (previous_last > 0) {
+    // The header: an empty batch whose sequence is the previous log's last (wal/README.md).
+    std::string header(WriteBatchInternal::kHeader, '\0');
+    EncodeFixed64(header.data(), previous_last);
+    s = writer->AddRecord(header);
+    if (!s.ok()) return s;  // the caller stops writes; Resume retires both logs
+  }
+  if (log_ != nullptr) {
+    if (keep_previous) {
+      unsynced_logs_.push_back(UnsyncedLog{log_number_, std::move(log_)});
+      has_unsynced_logs_.store(true, std::memory_order_relaxed);
+    } else {
+      log_->Close().PermitUncheckedError();  // its errors are already known
+    }
+  }
+  log_ = std::move(writer);
   log_number_ = number;
+  log_last_sequence_ = 0;
+  return Status::OK();
+}
+
+Status DBImpl::SyncClosedLogs() {
+  std::vector<UnsyncedLog> logs;
+  {
+    MutexLock l(&mutex_);
+    logs.swap(unsynced_logs_);
+    has_unsynced_logs_.store(false, std::memory_order_relaxed);
+  }
+  // Oldest first. A log whose memtable was flushed meanwhile may be deleted already: syncing
+  // its open file is harmless.
+  for (UnsyncedLog& log : logs) {
+    Status s = log.writer->Sync();
+    if (!s.ok()) return s;
+  }
   return Status::OK();
 }
 
@@ -293,7 +354,7 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
   last_sequence_.store(last_seq, std::memory_order_release);
   versions_->SetLastSequence(last_seq);
 
-  s = CreateLog(/*sync_previous=*/false);
+  s = CreateLog(/*keep_previous=*/false);
   if (!s.ok()) {
     DiscardUnloggedTables(*edit);
     return s;
@@ -344,11 +405,12 @@ Status DBImpl::ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) {
   // before they reach the memtable (tables pass 1 wrote before are deleted), so that opening
   // with the operator still works.
   Status refused;
+  LogLink link;
   for (uint64_t number : r->logs) {
     Status problem;
     uint64_t records = 0;
     const std::string name = LogFileName(dbname_, number);
-    auto end = ReplayLog(fs_.get(), name, &r->last_seq, &records, &problem,
+    auto end = ReplayLog(fs_.get(), name, &link, &r->last_seq, &records, &problem,
                          [&](const WriteBatch& batch, SequenceNumber first) {
                            if (!refused.ok()) return;
                            if (!options_.merge_operator && WriteBatchInternal::HasMerge(&batch)) {
@@ -375,7 +437,12 @@ Status DBImpl::ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) {
     };
     if (!refused.ok()) return fail(refused);
     if (!flush_status.ok()) return fail(flush_status);
+    // The previous log lost records its successors' header names: the history ends there (in
+    // every mode, as for unsynced records dropped at a log's clean end).
+    if (link.previous_incomplete) break;
     r->replayed.push_back({records, r->last_seq, end});
+    link.has_previous = true;
+    link.previous_last = link.log_last;
     using End = log::Reader::End;
     if (end == End::kClean) continue;
     if (end == End::kIOError || mode == WALRecoveryMode::kAbsoluteConsistency) {
@@ -431,11 +498,12 @@ Status DBImpl::CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edi
   // before the MANIFEST stops naming the old logs.
   Status s;
   SequenceNumber copied_seq = 0;
+  LogLink link;
   for (size_t i = 0; i < r.replayed.size() && s.ok(); i++) {
     Status problem;
     uint64_t records = 0;
     const std::string name = LogFileName(dbname_, r.logs[i]);
-    const auto end = ReplayLog(fs_.get(), name, &copied_seq, &records, &problem,
+    const auto end = ReplayLog(fs_.get(), name, &link, &copied_seq, &records, &problem,
                                [this, &s](const WriteBatch& batch, SequenceNumber first) {
                                  if (!s.ok()) return;
                                  WriteBatch copy = batch;
@@ -446,9 +514,11 @@ Status DBImpl::CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edi
     if (end == log::Reader::End::kIOError) {
       s = problem;
     } else if (end != r.replayed[i].end || records != r.replayed[i].records ||
-               copied_seq != r.replayed[i].last_seq) {
+               copied_seq != r.replayed[i].last_seq || link.previous_incomplete) {
       s = Status::Corruption("WAL read back differently during recovery", name);
     }
+    link.has_previous = true;
+    link.previous_last = link.log_last;
   }
   if (s.ok()) s = log_->Sync();
   if (s.ok()) {

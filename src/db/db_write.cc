@@ -1,8 +1,9 @@
 // The write path: Put, Delete, Merge and Write each hand one WriteBatch to the WriteThread. The
 // leader of a write group makes room (MakeRoomForWrite, db_background.cc), allocates the
 // group's sequence numbers, appends the group to the WAL as one record (synced when a member
-// asked), inserts it into the memtable and publishes its sequence numbers to readers. SyncWAL
-// syncs the WAL as an exclusive writer.
+// asked; logs an earlier memtable switch left unsynced are synced before it), inserts it into
+// the memtable and publishes its sequence numbers to readers. SyncWAL syncs the WAL as an
+// exclusive writer.
 #include "memtable/memtable.h"
 #include "src/db/db_impl.h"
 #include "src/db/write_batch_internal.h"
@@ -114,9 +115,11 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   std::string record;
   BuildGroupRecord(group, first_seq, &record);
   Status s = log_->AddRecord(record);
+  if (s.ok()) log_last_sequence_ = last_seq;
   if (s.ok() && group.need_sync) {
     const uint64_t sync_start = NowMicros();
-    s = log_->Sync();
+    if (has_unsynced_logs_.load(std::memory_order_relaxed)) s = SyncClosedLogs();
+    if (s.ok()) s = log_->Sync();
     const uint64_t sync_us = NowMicros() - sync_start;
     write_thread_.RecordSyncLatency(sync_us);
     if (stats_ != nullptr) {
@@ -165,7 +168,8 @@ Status DBImpl::SyncWAL() {
       MutexLock l(&mutex_);
       return Status::IOError("DB is read-only after an earlier error", bg_error_.ToString());
     }
-    Status r = log_->Sync();
+    Status r = SyncClosedLogs();
+    if (r.ok()) r = log_->Sync();
     if (!r.ok()) {
       SetBackgroundError(r);
     } else if (stats_ != nullptr) {
