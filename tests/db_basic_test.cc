@@ -85,6 +85,8 @@ TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
                  [](Options& o) { o.max_write_batch_group_size_bytes = 0; });
   expect_invalid("num_levels", [](Options& o) { o.num_levels = 1; });
   expect_invalid("num_levels", [](Options& o) { o.num_levels = 65; });
+  expect_invalid("compaction_pri",
+                 [](Options& o) { o.compaction_pri = static_cast<CompactionPri>(0); });
   expect_invalid("level0_file_num_compaction_trigger",
                  [](Options& o) { o.level0_file_num_compaction_trigger = 0; });
   expect_invalid("level0_slowdown_writes_trigger",
@@ -442,7 +444,7 @@ TEST_F(DBBasicTest, CloseRefusesWhileIteratorsAreAlive) {
   EXPECT_TRUE(db_->Close().IsAborted());
   second.reset();
   EXPECT_TRUE(db_->NewIterator(ReadOptions())->status().ok());  // destroyed at once
-  Close();  // checks that Close succeeds
+  Close();                                                      // checks that Close succeeds
 }
 
 TEST_F(DBBasicTest, UseAfterCloseIsAborted) {

@@ -34,6 +34,7 @@ struct OptionSet {
   bool avoid_flush_during_recovery = false;
   double bloom_bits = 10;
   double memtable_bloom_size_ratio = 1.0 / 64;
+  CompactionPri compaction_pri = CompactionPri::kMinOverlappingRatio;
 };
 
 const OptionSet kOptionSets[] = {
@@ -47,6 +48,9 @@ const OptionSet kOptionSets[] = {
      4096, 16384, 512, CompressionType::kZSTD, false, 0},
     {"small-lsm-keep-logs", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20,
      16384, 8192, 32768, 1024, CompressionType::kNoCompression, true, 10, 0},
+    {"tiny-lsm-round-robin", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20,
+     4096, 2048, 8192, 256, CompressionType::kNoCompression, false, 10, 1.0 / 64,
+     CompactionPri::kRoundRobin},
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
@@ -161,6 +165,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   options_.compression = set.compression;
   options_.avoid_flush_during_recovery = set.avoid_flush_during_recovery;
   options_.memtable_bloom_size_ratio = set.memtable_bloom_size_ratio;
+  options_.compaction_pri = set.compaction_pri;
   options_.bloom_bits_per_key = set.bloom_bits;
   options_.level0_file_num_compaction_trigger = 2;
   options_.num_levels = 5;

@@ -11,6 +11,7 @@
 #include "shale/cache.h"
 #include "shale/comparator.h"
 #include "src/base/filename.h"
+#include "src/db/compaction_picker.h"
 #include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
 #include "src/db/table_cache.h"
@@ -188,6 +189,43 @@ TEST_F(VersionSetTest, LogAndApplyThenRecover) {
   ASSERT_TRUE(ReadFileToString(&fs_, "/db/CURRENT", &current).ok());
   EXPECT_EQ("/db/" + current.substr(0, current.size() - 1),
             ManifestFileName("/db", vs->manifest_file_number()));
+}
+
+// A level over its target gives one file to the next level: by default the one that overlaps
+// the fewest next-level bytes per byte (here none: it moves down unchanged); round robin takes
+// the first after the level's pointer whatever it overlaps.
+TEST_F(VersionSetTest, PickerTakesTheFileWithTheLeastOverlapUnlessRoundRobin) {
+  options_.max_bytes_for_level_base = 1000;  // L1's ~3 KB is over its target
+  for (CompactionPri pri : {CompactionPri::kMinOverlappingRatio, CompactionPri::kRoundRobin}) {
+    SCOPED_TRACE(static_cast<int>(pri));
+    options_.compaction_pri = pri;
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    VersionEdit e;
+    e.AddFile(1, Meta(10, "a", "c"));
+    e.AddFile(1, Meta(11, "d", "f"));
+    e.AddFile(1, Meta(12, "g", "i"));
+    e.AddFile(2, Meta(20, "a", "b"));
+    e.AddFile(2, Meta(21, "c", "c"));
+    e.AddFile(2, Meta(22, "h", "j"));
+    ASSERT_TRUE(vs->LogAndApply(&e).ok());
+    std::vector<std::string> pointers(options_.num_levels);
+    auto c = PickCompaction(*vs, vs->current(), &pointers);
+    ASSERT_NE(c, nullptr);
+    ASSERT_EQ(c->level(), 1);
+    ASSERT_EQ(c->inputs(0).size(), 1u);
+    if (pri == CompactionPri::kMinOverlappingRatio) {
+      EXPECT_EQ(c->inputs(0)[0]->number, 11u);
+      EXPECT_TRUE(c->IsTrivialMove());
+    } else {
+      EXPECT_EQ(c->inputs(0)[0]->number, 10u);
+      EXPECT_EQ(c->inputs(1).size(), 2u);  // 20 and 21
+      // The pointer moves on: the next pick is file 11.
+      c = PickCompaction(*vs, vs->current(), &pointers);
+      ASSERT_NE(c, nullptr);
+      EXPECT_EQ(c->inputs(0)[0]->number, 11u);
+    }
+  }
 }
 
 TEST_F(VersionSetTest, ManifestRollsOverWhenLarge) {

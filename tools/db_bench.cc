@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <iterator>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +34,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -88,6 +88,9 @@ DEFINE_int32(level0_stop_writes_trigger, 36, "L0 files that stop writes");
 DEFINE_uint64(target_file_size_base, 64ull << 20, "Compaction output file size in bytes");
 DEFINE_uint64(max_bytes_for_level_base, 256ull << 20, "Target size of L1 in bytes");
 DEFINE_double(max_bytes_for_level_multiplier, 10, "Size ratio between adjacent levels");
+DEFINE_int32(compaction_pri, 3,
+             "Which file of a level a compaction takes: 3 min overlapping "
+             "ratio, 4 round robin");
 DEFINE_bool(disable_auto_compactions, false, "Do not schedule compactions automatically");
 DEFINE_bool(avoid_flush_during_recovery, false, "Keep recovered WAL data in the memtable");
 DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
@@ -216,12 +219,25 @@ struct Result {
 };
 
 // Every benchmark RunOne knows.
-constexpr std::string_view kBenchmarkNames[] = {
-    "fillseq",         "fillrandom",    "filluniquerandom",   "fillsync",
-    "overwrite",       "mergerandom",   "readrandomoperands", "readrandom",
-    "multireadrandom", "seekrandom",    "readwhilewriting",   "readrandomwriterandom",
-    "readseq",         "readreverse",   "flush",              "compact",
-    "waitforcompaction", "levelstats",  "stats"};
+constexpr std::string_view kBenchmarkNames[] = {"fillseq",
+                                                "fillrandom",
+                                                "filluniquerandom",
+                                                "fillsync",
+                                                "overwrite",
+                                                "mergerandom",
+                                                "readrandomoperands",
+                                                "readrandom",
+                                                "multireadrandom",
+                                                "seekrandom",
+                                                "readwhilewriting",
+                                                "readrandomwriterandom",
+                                                "readseq",
+                                                "readreverse",
+                                                "flush",
+                                                "compact",
+                                                "waitforcompaction",
+                                                "levelstats",
+                                                "stats"};
 
 class Benchmark {
  public:
@@ -336,6 +352,7 @@ class Benchmark {
     o.target_file_size_base = FLAGS_target_file_size_base;
     o.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
     o.max_bytes_for_level_multiplier = FLAGS_max_bytes_for_level_multiplier;
+    o.compaction_pri = static_cast<CompactionPri>(FLAGS_compaction_pri);
     o.disable_auto_compactions = FLAGS_disable_auto_compactions;
     o.avoid_flush_during_recovery = FLAGS_avoid_flush_during_recovery;
     o.use_direct_reads = FLAGS_use_direct_reads;

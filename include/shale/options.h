@@ -24,6 +24,15 @@ enum class CompressionType : unsigned char {
   kZSTD = 0x7,  // RocksDB's byte for zstd, so files and flags read the same
 };
 
+// Which file of a level (>= 1) over its target a compaction takes down (RocksDB's values).
+enum class CompactionPri : unsigned char {
+  // The file whose overlapping bytes in the next level, over its own size, are the fewest: the
+  // least rewriting per byte moved down (a file overlapping nothing moves down unchanged).
+  kMinOverlappingRatio = 3,
+  // The next file after the last one taken (by key, wrapping around): each key range in turn.
+  kRoundRobin = 4,
+};
+
 // What Open does with a damaged write-ahead log (docs/reliability.md).
 enum class WALRecoveryMode : unsigned char {
   // An incomplete or zeroed last record is dropped; corruption before it fails Open. (A log
@@ -86,6 +95,7 @@ struct Options {
   uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
   double max_bytes_for_level_multiplier = 10;        // >= 1
   int max_background_jobs = 2;                       // in [1, 64]
+  CompactionPri compaction_pri = CompactionPri::kMinOverlappingRatio;
   // Table readers kept open, each with its index and filter blocks in memory: -1 keeps every
   // table open; otherwise max_open_files - 10 readers (10 are left for logs, the MANIFEST and
   // the like), and at least 20. >= 1.

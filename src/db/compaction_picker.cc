@@ -40,6 +40,51 @@ bool AddNextLevelInputs(const Comparator* ucmp, Compaction* c) {
   return !AnyBusy(c->inputs(1));
 }
 
+// kRoundRobin: the first file after the level's compaction pointer, wrapping around.
+std::shared_ptr<FileMetaData> PickRoundRobin(const VersionSet& vset, const FileList& files,
+                                             const std::string& pointer) {
+  for (const auto& f : files) {
+    if (f->being_compacted) continue;
+    if (pointer.empty() || vset.icmp()->Compare(f->largest, pointer) > 0) return f;
+  }
+  for (const auto& f : files) {
+    if (!f->being_compacted) return f;
+  }
+  return nullptr;
+}
+
+// kMinOverlappingRatio: the file whose overlapping bytes in the next level, over its own size,
+// are the fewest (the first such in key order); files whose overlapping next-level files are
+// being compacted are skipped. One sweep: both levels are sorted and disjoint.
+std::shared_ptr<FileMetaData> PickMinOverlappingRatio(const Comparator* ucmp, const FileList& files,
+                                                      const FileList& next) {
+  std::shared_ptr<FileMetaData> best;
+  double best_ratio = 0;
+  size_t first = 0;  // the first next-level file that can meet the current file or later ones
+  for (const auto& f : files) {
+    const Slice lo = ExtractUserKey(f->smallest), hi = ExtractUserKey(f->largest);
+    while (first < next.size() && ucmp->Compare(ExtractUserKey(next[first]->largest), lo) < 0) {
+      first++;
+    }
+    if (f->being_compacted) continue;
+    uint64_t overlap = 0;
+    bool busy = false;
+    for (size_t k = first;
+         k < next.size() && ucmp->Compare(ExtractUserKey(next[k]->smallest), hi) <= 0; k++) {
+      overlap += next[k]->file_size;
+      busy = busy || next[k]->being_compacted;
+    }
+    if (busy) continue;
+    const double ratio =
+        static_cast<double>(overlap) / static_cast<double>(std::max<uint64_t>(f->file_size, 1));
+    if (best == nullptr || ratio < best_ratio) {
+      best = f;
+      best_ratio = ratio;
+    }
+  }
+  return best;
+}
+
 uint64_t OutputFileSize(const VersionSet& vset) { return vset.options().target_file_size_base; }
 
 // What every compaction the picker returns guarantees (see the invariant at its use).
@@ -95,24 +140,10 @@ std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_p
     if (AnyBusy(files)) return nullptr;
     c->mutable_inputs(0) = files;
   } else {
-    // The first file after the compaction pointer, wrapping around.
-    const std::string& ptr = (*compact_pointers)[best_level];
-    std::shared_ptr<FileMetaData> pick;
-    for (const auto& f : files) {
-      if (f->being_compacted) continue;
-      if (ptr.empty() || vset.icmp()->Compare(f->largest, ptr) > 0) {
-        pick = f;
-        break;
-      }
-    }
-    if (pick == nullptr) {
-      for (const auto& f : files) {
-        if (!f->being_compacted) {
-          pick = f;
-          break;
-        }
-      }
-    }
+    std::shared_ptr<FileMetaData> pick =
+        vset.options().compaction_pri == CompactionPri::kRoundRobin
+            ? PickRoundRobin(vset, files, (*compact_pointers)[best_level])
+            : PickMinOverlappingRatio(ucmp, files, version->files(best_level + 1));
     if (pick == nullptr) return nullptr;
     c->mutable_inputs(0).push_back(pick);
     (*compact_pointers)[best_level] = pick->largest;

@@ -2,9 +2,10 @@
 //
 // L0's score is its file count over level0_file_num_compaction_trigger; level n >= 1 scores
 // its bytes (of files not being compacted) over max_bytes_for_level_base × multiplier^(n-1).
-// The highest score >= 1 is compacted: L0 takes every L0 file; level n takes the next file
-// after the level's compaction pointer (round robin over the key space). The next level's files
-// overlapping the inputs join them.
+// The highest score >= 1 is compacted: L0 takes every L0 file; level n takes one file, chosen
+// by Options::compaction_pri: the one with the fewest overlapping next-level bytes per byte
+// (kMinOverlappingRatio), or the next after the level's compaction pointer (kRoundRobin, round
+// robin over the key space). The next level's files overlapping the inputs join them.
 //
 // Thread safety: REQUIRES the DB mutex (reads FileMetaData::being_compacted).
 #pragma once

@@ -74,6 +74,10 @@ Status ValidateOptions(const Options& o) {
   }
   if (o.target_file_size_base == 0) return bad("target_file_size_base", "must be > 0");
   if (o.max_bytes_for_level_base == 0) return bad("max_bytes_for_level_base", "must be > 0");
+  if (o.compaction_pri != CompactionPri::kMinOverlappingRatio &&
+      o.compaction_pri != CompactionPri::kRoundRobin) {
+    return bad("compaction_pri", "must be kMinOverlappingRatio or kRoundRobin");
+  }
   if (!(o.max_bytes_for_level_multiplier >= 1)) {
     return bad("max_bytes_for_level_multiplier", "must be >= 1");
   }
