@@ -6,11 +6,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +114,31 @@ TEST_F(DBLsmTest, CompactionBuildsLevelsAndKeepsEverything) {
   std::string stats;
   ASSERT_TRUE(db_->GetProperty("shale.stats", &stats));
   EXPECT_NE(stats.find("Compactions: "), std::string::npos) << stats;
+  {
+    // The per-level rows add up to the totals: compactions + moves, and bytes written.
+    std::istringstream in(stats);
+    std::string line;
+    uint64_t jobs = 0, total_jobs = 0;
+    double written = 0, total_written = -1;
+    while (std::getline(in, line)) {
+      std::istringstream row(line);
+      std::string level;
+      uint64_t files, comp, moves;
+      double size, score, rn, rnp1, write, moved;
+      if (line.starts_with("  L") && (row >> level >> files >> size >> score >> comp >> moves >>
+                                      rn >> rnp1 >> write >> moved)) {
+        jobs += comp + moves;
+        written += write;
+      }
+      if (line.starts_with("Compactions: ")) {
+        std::sscanf(line.c_str(), "Compactions: %" SCNu64 " (read %*f MB, wrote %lf MB)",
+                    &total_jobs, &total_written);
+      }
+    }
+    EXPECT_GT(total_jobs, 0u) << stats;
+    EXPECT_EQ(jobs, total_jobs) << stats;
+    EXPECT_NEAR(written, total_written, 0.1 * options_.num_levels) << stats;
+  }
   EXPECT_GT(options_.statistics->getTickerCount(COMPACT_WRITE_BYTES), 0u) << stats;
   EXPECT_GT(options_.statistics->getTickerCount(NUMBER_FLUSHES), 0u);
   std::string keys;

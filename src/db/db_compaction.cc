@@ -112,6 +112,9 @@ Status DBImpl::MoveFileDownLocked(Compaction* c) {
   c->MarkBeingCompacted(false);
   if (s.ok()) {
     num_compactions_++;
+    LevelCompactionStats& ls = LevelStatsLocked(c->output_level());
+    ls.moves++;
+    ls.moved_bytes += f.file_size;
     InstallSuperVersion();
   }
   return s;
@@ -257,6 +260,11 @@ Status DBImpl::InstallCompactionResultsLocked(CompactionState* state, Status s) 
     num_compactions_++;
     compaction_read_bytes_ += c.InputBytes();
     compaction_write_bytes_ += state->bytes_written;
+    LevelCompactionStats& ls = LevelStatsLocked(c.output_level());
+    ls.compactions++;
+    for (const auto& f : c.inputs(0)) ls.read_level_bytes += f->file_size;
+    for (const auto& f : c.inputs(1)) ls.read_next_bytes += f->file_size;
+    ls.write_bytes += state->bytes_written;
     if (stats_ != nullptr) {
       stats_->recordTick(COMPACT_READ_BYTES, c.InputBytes());
       stats_->recordTick(COMPACT_WRITE_BYTES, state->bytes_written);

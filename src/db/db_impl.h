@@ -212,6 +212,18 @@ class DBImpl final : public DB {
   std::string BackgroundErrorsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string WriteStallProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string StatsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  // What compactions into one level did, for shale.stats.
+  struct LevelCompactionStats {
+    uint64_t compactions = 0;  // merging compactions
+    uint64_t moves = 0;        // files moved down unchanged
+    uint64_t read_level_bytes = 0, read_next_bytes = 0, write_bytes = 0, moved_bytes = 0;
+  };
+  LevelCompactionStats& LevelStatsLocked(int output_level) REQUIRES(mutex_) {
+    if (level_stats_.size() <= static_cast<size_t>(output_level)) {
+      level_stats_.resize(output_level + 1);
+    }
+    return level_stats_[output_level];
+  }
   // shale.num-files-at-level<level_text>: false unless level_text is the number of a level.
   bool NumFilesAtLevelProperty(const SuperVersion& sv, std::string_view level_text,
                                std::string* value) const;
@@ -306,6 +318,8 @@ class DBImpl final : public DB {
   uint64_t compaction_read_bytes_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_write_bytes_ GUARDED_BY(mutex_) = 0;
   uint64_t num_compactions_ GUARDED_BY(mutex_) = 0;
+  // Compaction work by output level (shale.stats): index = output level.
+  std::vector<LevelCompactionStats> level_stats_ GUARDED_BY(mutex_);
   uint64_t num_flushes_ GUARDED_BY(mutex_) = 0;
 };
 

@@ -15,16 +15,25 @@ namespace {
 
 constexpr std::string_view kNumFilesAtLevelPrefix = "shale.num-files-at-level";
 
-// The per-level lines of shale.stats: files, size and compaction score of each non-empty level.
-std::string LevelTable(const Version& v, const VersionSet& versions, int l0_trigger) {
-  std::string levels = "Level  Files  Size(MB)  Score\n";
+// The per-level lines of shale.stats: files, size and compaction score of each level that holds
+// files or received compactions, and what compactions into it read, wrote and moved down.
+template <typename LevelStats>
+std::string LevelTable(const Version& v, const VersionSet& versions, int l0_trigger,
+                       const std::vector<LevelStats>& stats) {
+  std::string levels =
+      "Level  Files  Size(MB)  Score  Comp  Moves  Rn(MB)  Rnp1(MB)  Write(MB)  Moved(MB)\n";
+  auto mb = [](uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; };
   for (int level = 0; level < v.num_levels(); level++) {
-    if (v.files(level).empty()) continue;
+    const LevelStats ls = static_cast<size_t>(level) < stats.size() ? stats[level] : LevelStats();
+    if (v.files(level).empty() && ls.compactions == 0 && ls.moves == 0) continue;
     const double score = level == 0 ? static_cast<double>(v.files(0).size()) / l0_trigger
                                     : static_cast<double>(v.NumLevelBytes(level)) /
                                           static_cast<double>(versions.MaxBytesForLevel(level));
-    levels += fmt::format("  L{:<3} {:>5} {:>9.2f} {:>6.2f}\n", level, v.files(level).size(),
-                          static_cast<double>(v.NumLevelBytes(level)) / 1048576.0, score);
+    levels += fmt::format(
+        "  L{:<3} {:>5} {:>9.2f} {:>6.2f} {:>5} {:>6} {:>7.1f} {:>9.1f} {:>10.1f} "
+        "{:>10.1f}\n",
+        level, v.files(level).size(), mb(v.NumLevelBytes(level)), score, ls.compactions, ls.moves,
+        mb(ls.read_level_bytes), mb(ls.read_next_bytes), mb(ls.write_bytes), mb(ls.moved_bytes));
   }
   return levels;
 }
@@ -144,8 +153,8 @@ std::string DBImpl::WriteStallProperty(const SuperVersion&) const {
 
 std::string DBImpl::StatsProperty(const SuperVersion& sv) const {
   MutexLock l(&mutex_);
-  const std::string levels =
-      LevelTable(*sv.current, *versions_, options_.level0_file_num_compaction_trigger);
+  const std::string levels = LevelTable(*sv.current, *versions_,
+                                        options_.level0_file_num_compaction_trigger, level_stats_);
   const uint64_t user_bytes = stats_ != nullptr ? stats_->getTickerCount(BYTES_WRITTEN) : 0;
   const double wamp = flush_bytes_ == 0
                           ? 0
