@@ -107,6 +107,12 @@ TEST_F(DBLsmTest, CompactionBuildsLevelsAndKeepsEverything) {
   ASSERT_TRUE(db_->WaitForCompact().ok());
   EXPECT_LT(FilesAt(0), options_.level0_file_num_compaction_trigger);
   EXPECT_GT(FilesAt(1) + FilesAt(2) + FilesAt(3), 0);
+  // Every compaction deleted the inputs it replaced: no table outside the Version is left.
+  int tables_on_disk = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dbname_)) {
+    tables_on_disk += e.path().extension() == ".sst" ? 1 : 0;
+  }
+  EXPECT_EQ(tables_on_disk, TotalFiles());
   for (const auto& [k, v] : model) ASSERT_EQ(Get(k), v) << k;
   std::string expect;
   for (const auto& [k, v] : model) expect += (expect.empty() ? "" : " ") + k + "=" + v;

@@ -36,6 +36,9 @@ class Compaction {
   const FileList& inputs(int which) const { return inputs_[which]; }
   FileList& mutable_inputs(int which) { return inputs_[which]; }
   const Version& input_version() const { return *input_version_; }
+  // Drops the input Version once the result is installed, so that the inputs it names are no
+  // longer live and can be deleted. input_version() must not be called after.
+  void ReleaseInputVersion() { input_version_.reset(); }
   uint64_t max_output_file_size() const { return max_output_file_size_; }
   uint64_t InputBytes() const;
 

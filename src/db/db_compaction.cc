@@ -99,6 +99,7 @@ Status DBImpl::RunCompaction(Compaction* c) {
   Status s = WriteCompactionOutputs(&state);
   mutex_.Lock();
   s = InstallCompactionResultsLocked(&state, s);
+  c->ReleaseInputVersion();  // it would keep the replaced inputs live
   DeleteObsoleteFiles();
   return s;
 }
