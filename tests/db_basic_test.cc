@@ -85,6 +85,11 @@ TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
                  [](Options& o) { o.max_write_batch_group_size_bytes = 0; });
   expect_invalid("num_levels", [](Options& o) { o.num_levels = 1; });
   expect_invalid("num_levels", [](Options& o) { o.num_levels = 65; });
+  expect_invalid("delayed_write_rate", [](Options& o) { o.delayed_write_rate = 0; });
+  expect_invalid("hard_pending_compaction_bytes_limit", [](Options& o) {
+    o.soft_pending_compaction_bytes_limit = 2 << 20;
+    o.hard_pending_compaction_bytes_limit = 1 << 20;
+  });
   expect_invalid("compaction_pri",
                  [](Options& o) { o.compaction_pri = static_cast<CompactionPri>(0); });
   expect_invalid("level0_file_num_compaction_trigger",

@@ -317,6 +317,62 @@ TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
   EXPECT_GT(options_.statistics->getTickerCount(STALL_MICROS), 0u);
 }
 
+// At hard_pending_compaction_bytes_limit writes wait for compaction: with a limit of 1 byte, L0
+// at its trigger is enough, and the write after the flush that brings it there is admitted only
+// once the (slow) compaction has emptied L0.
+TEST_F(DBLsmTest, HardPendingCompactionBytesLimitStopsWritesUntilCompactionCatchesUp) {
+  auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
+  options_.file_system = fs;
+  options_.level0_file_num_compaction_trigger = 2;
+  options_.soft_pending_compaction_bytes_limit = 0;
+  options_.hard_pending_compaction_bytes_limit = 1;
+  Open();
+  Fill(0, 10, "h");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  fs->SetSyncLatency(std::chrono::milliseconds(200));
+  Fill(10, 20, "h");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  std::string pending;
+  ASSERT_TRUE(db_->GetProperty("shale.estimate-pending-compaction-bytes", &pending));
+  EXPECT_GT(std::stoull(pending), 0u);
+  ASSERT_TRUE(Put(Key(100), "after").ok());
+  EXPECT_EQ(FilesAt(0), 0);
+  fs->SetSyncLatency(std::chrono::microseconds(0));
+  std::string stall;
+  ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
+  EXPECT_EQ(stall.find("pending-compaction-bytes-stop: 0"), std::string::npos) << stall;
+  ASSERT_TRUE(db_->GetProperty("shale.estimate-pending-compaction-bytes", &pending));
+  EXPECT_EQ(pending, "0");
+  for (int i = 0; i < 20; i++) EXPECT_EQ(Get(Key(i)), Val("h", i));
+  EXPECT_EQ(Get(Key(100)), "after");
+}
+
+// At soft_pending_compaction_bytes_limit writes are slowed down (a slowdown starts with a sleep),
+// not stopped.
+TEST_F(DBLsmTest, SoftPendingCompactionBytesLimitSlowsWritesDown) {
+  auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
+  options_.file_system = fs;
+  options_.level0_file_num_compaction_trigger = 2;
+  options_.soft_pending_compaction_bytes_limit = 1;
+  options_.hard_pending_compaction_bytes_limit = 0;
+  options_.statistics = CreateDBStatistics();
+  Open();
+  Fill(0, 10, "s");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  fs->SetSyncLatency(std::chrono::milliseconds(300));
+  Fill(10, 20, "s");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  Fill(100, 110, "s");
+  std::string stall;
+  ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
+  fs->SetSyncLatency(std::chrono::microseconds(0));
+  EXPECT_EQ(stall.find("pending-compaction-bytes-slowdown: 0"), std::string::npos) << stall;
+  EXPECT_NE(stall.find("pending-compaction-bytes-stop: 0"), std::string::npos) << stall;
+  EXPECT_GT(options_.statistics->getTickerCount(STALL_MICROS), 0u);
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  for (int i = 100; i < 110; i++) EXPECT_EQ(Get(Key(i)), Val("s", i));
+}
+
 // Flush without waiting switches memtables only while max_write_buffer_number allows: with
 // slow flushes, a loop of Put and Flush(wait = false) waits for room instead of piling up
 // immutable memtables.
@@ -352,6 +408,8 @@ TEST_F(DBLsmTest, L0TriggersDoNotStallWritesWhenAutoCompactionsAreOff) {
   options_.level0_file_num_compaction_trigger = 1;
   options_.level0_slowdown_writes_trigger = 2;
   options_.level0_stop_writes_trigger = 3;
+  options_.soft_pending_compaction_bytes_limit = 1;
+  options_.hard_pending_compaction_bytes_limit = 1;
   Open();
   std::atomic<bool> finished{false};
   std::thread watchdog([&] {
@@ -372,6 +430,9 @@ TEST_F(DBLsmTest, L0TriggersDoNotStallWritesWhenAutoCompactionsAreOff) {
   std::string stall;
   ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
   EXPECT_NE(stall.find("level0-slowdown: 0; level0-stop: 0;"), std::string::npos) << stall;
+  EXPECT_NE(stall.find("pending-compaction-bytes-slowdown: 0; pending-compaction-bytes-stop: 0"),
+            std::string::npos)
+      << stall;
   ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
   EXPECT_EQ(FilesAt(0), 0);
   for (int i = 0; i < 60; i++) EXPECT_EQ(Get(Key(i)), Val("b", i));

@@ -35,6 +35,9 @@ struct OptionSet {
   double bloom_bits = 10;
   double memtable_bloom_size_ratio = 1.0 / 64;
   CompactionPri compaction_pri = CompactionPri::kMinOverlappingRatio;
+  // Write stalls on pending compaction bytes (0: the defaults).
+  uint64_t soft_pending_bytes = 0;
+  uint64_t hard_pending_bytes = 0;
 };
 
 const OptionSet kOptionSets[] = {
@@ -48,9 +51,10 @@ const OptionSet kOptionSets[] = {
      4096, 16384, 512, CompressionType::kZSTD, false, 0},
     {"small-lsm-keep-logs", false, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20,
      16384, 8192, 32768, 1024, CompressionType::kNoCompression, true, 10, 0},
-    {"tiny-lsm-round-robin", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20,
-     4096, 2048, 8192, 256, CompressionType::kNoCompression, false, 10, 1.0 / 64,
-     CompactionPri::kRoundRobin},
+    {"tiny-lsm-round-robin-pending-limits", true, false,
+     WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 2048, 8192, 256,
+     CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kRoundRobin, 16 << 10,
+     64 << 10},
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
@@ -166,6 +170,11 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   options_.avoid_flush_during_recovery = set.avoid_flush_during_recovery;
   options_.memtable_bloom_size_ratio = set.memtable_bloom_size_ratio;
   options_.compaction_pri = set.compaction_pri;
+  if (set.soft_pending_bytes > 0) {
+    options_.soft_pending_compaction_bytes_limit = set.soft_pending_bytes;
+    options_.hard_pending_compaction_bytes_limit = set.hard_pending_bytes;
+    options_.delayed_write_rate = 64 << 20;
+  }
   options_.bloom_bits_per_key = set.bloom_bits;
   options_.level0_file_num_compaction_trigger = 2;
   options_.num_levels = 5;

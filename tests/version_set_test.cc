@@ -228,6 +228,36 @@ TEST_F(VersionSetTest, PickerTakesTheFileWithTheLeastOverlapUnlessRoundRobin) {
   }
 }
 
+// Pending compaction bytes: nothing while every level is under its target; all of L0 and L1
+// once L0 reaches its trigger; a level over its target adds its excess and the part of the next
+// level it overlaps in proportion.
+TEST_F(VersionSetTest, PendingCompactionBytesEstimate) {
+  options_.level0_file_num_compaction_trigger = 2;
+  options_.max_bytes_for_level_base = 10000;
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->CreateNew().ok());
+  VersionEdit e;
+  e.AddFile(0, Meta(5, "a", "z"));  // 1,005 bytes
+  e.AddFile(1, Meta(10, "a", "c"));
+  e.AddFile(1, Meta(11, "d", "f"));
+  e.AddFile(1, Meta(12, "g", "i"));  // L1: 3,033 bytes
+  e.AddFile(2, Meta(20, "a", "b"));
+  e.AddFile(2, Meta(21, "c", "c"));  // L2: 2,041 bytes
+  ASSERT_TRUE(vs->LogAndApply(&e).ok());
+  EXPECT_EQ(EstimatePendingCompactionBytes(*vs, *vs->current()), 0u);
+  VersionEdit e2;
+  e2.AddFile(0, Meta(6, "b", "y"));  // L0: 2 files, 2,011 bytes: at the trigger
+  ASSERT_TRUE(vs->LogAndApply(&e2).ok());
+  EXPECT_EQ(EstimatePendingCompactionBytes(*vs, *vs->current()), 2011u + 3033u);
+
+  options_.level0_file_num_compaction_trigger = 4;
+  options_.max_bytes_for_level_base = 1000;  // L1 is 2,033 bytes over; L2's target is 10,000
+  auto vs2 = NewSet();
+  ASSERT_TRUE(vs2->Recover().ok());
+  // 2,033 × (1 + 2,041 / 3,033) = 3,401; L2 with L1's excess (4,074 bytes) is under target.
+  EXPECT_EQ(EstimatePendingCompactionBytes(*vs2, *vs2->current()), 3401u);
+}
+
 TEST_F(VersionSetTest, ManifestRollsOverWhenLarge) {
   options_.max_manifest_file_size = 2000;
   auto vs = NewSet();

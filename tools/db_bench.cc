@@ -91,6 +91,11 @@ DEFINE_double(max_bytes_for_level_multiplier, 10, "Size ratio between adjacent l
 DEFINE_int32(compaction_pri, 3,
              "Which file of a level a compaction takes: 3 min overlapping "
              "ratio, 4 round robin");
+DEFINE_uint64(soft_pending_compaction_bytes_limit, 64ull << 30,
+              "Estimated pending compaction bytes that slow writes down (0: off)");
+DEFINE_uint64(hard_pending_compaction_bytes_limit, 256ull << 30,
+              "Estimated pending compaction bytes that stop writes (0: off)");
+DEFINE_uint64(delayed_write_rate, 16ull << 20, "Bytes per second of slowed-down writes");
 DEFINE_bool(disable_auto_compactions, false, "Do not schedule compactions automatically");
 DEFINE_bool(avoid_flush_during_recovery, false, "Keep recovered WAL data in the memtable");
 DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
@@ -353,6 +358,9 @@ class Benchmark {
     o.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
     o.max_bytes_for_level_multiplier = FLAGS_max_bytes_for_level_multiplier;
     o.compaction_pri = static_cast<CompactionPri>(FLAGS_compaction_pri);
+    o.soft_pending_compaction_bytes_limit = FLAGS_soft_pending_compaction_bytes_limit;
+    o.hard_pending_compaction_bytes_limit = FLAGS_hard_pending_compaction_bytes_limit;
+    o.delayed_write_rate = FLAGS_delayed_write_rate;
     o.disable_auto_compactions = FLAGS_disable_auto_compactions;
     o.avoid_flush_during_recovery = FLAGS_avoid_flush_during_recovery;
     o.use_direct_reads = FLAGS_use_direct_reads;

@@ -113,7 +113,8 @@ class DB {
   // Refuses (Aborted, the DB stays open) while snapshots are unreleased or iterators alive.
   virtual Status Close() = 0;
 
-  // "shale.stats", "shale.num-files-at-level<N>", "shale.cur-size-all-mem-tables", ...
+  // "shale.stats", "shale.num-files-at-level<N>", "shale.cur-size-all-mem-tables",
+  // "shale.estimate-pending-compaction-bytes", ...
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 };
 

@@ -91,6 +91,15 @@ struct Options {
   int level0_file_num_compaction_trigger = 4;
   int level0_slowdown_writes_trigger = 20;
   int level0_stop_writes_trigger = 36;
+  // Writes slow down to delayed_write_rate bytes per second while compaction is behind: while L0
+  // holds level0_slowdown_writes_trigger files or more, or while the bytes compaction is
+  // estimated to rewrite before every level is under its target
+  // (shale.estimate-pending-compaction-bytes) reach soft_pending_compaction_bytes_limit. Writes
+  // stop while that estimate reaches hard_pending_compaction_bytes_limit. 0 turns a limit off;
+  // hard >= soft when both are on. With disable_auto_compactions no limit or trigger applies.
+  uint64_t soft_pending_compaction_bytes_limit = 64ull << 30;
+  uint64_t hard_pending_compaction_bytes_limit = 256ull << 30;
+  uint64_t delayed_write_rate = 16ull << 20;         // > 0
   uint64_t target_file_size_base = 64ull << 20;      // > 0
   uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
   double max_bytes_for_level_multiplier = 10;        // >= 1

@@ -121,6 +121,28 @@ double MaxCompactionScore(const VersionSet& vset, const Version& version) {
   return best;
 }
 
+uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& version) {
+  const int last = version.num_levels() - 1;
+  uint64_t pending = 0;
+  uint64_t carried = 0;  // bytes the level above sends down
+  if (version.files(0).size() >=
+      static_cast<size_t>(vset.options().level0_file_num_compaction_trigger)) {
+    carried = version.NumLevelBytes(0);
+    pending = carried + version.NumLevelBytes(1);
+  }
+  for (int level = 1; level < last; level++) {
+    const uint64_t size = version.NumLevelBytes(level) + carried;
+    const uint64_t target = vset.MaxBytesForLevel(level);
+    carried = 0;
+    if (size <= target) continue;
+    carried = size - target;
+    const double fan_out = static_cast<double>(version.NumLevelBytes(level + 1)) /
+                           static_cast<double>(std::max<uint64_t>(size, 1));
+    pending += static_cast<uint64_t>(static_cast<double>(carried) * (1 + fan_out));
+  }
+  return pending;
+}
+
 std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
                                            std::vector<std::string>* compact_pointers) {
   int best_level = -1;

@@ -28,6 +28,11 @@ std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_p
                                            std::vector<std::string>* compact_pointers);
 // The highest level score (>= 1 means a compaction is due).
 double MaxCompactionScore(const VersionSet& vset, const Version& version);
+// The bytes compaction would read and write to bring every level under its target (0 when no
+// compaction is due): all of L0 and L1 once L0 reaches its trigger; for a level n >= 1 over its
+// target (counting what the level above sends down), the excess and the share of level n + 1
+// it overlaps in proportion, excess × (1 + size(n + 1) / size(n)).
+uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& version);
 // Every file of level overlapping [begin, end] (null: unbounded; at L0 every L0 file) plus the
 // overlapping files of level + 1; null when level has none there (or they are busy).
 std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,

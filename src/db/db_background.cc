@@ -57,6 +57,7 @@ void DBImpl::InstallSuperVersion() {
   std::vector<MemTable*> imm;
   for (const Immutable& i : imm_) imm.push_back(i.mem);
   auto sv = std::make_shared<SuperVersion>(mem_, std::move(imm), versions_->current());
+  pending_compaction_bytes_ = EstimatePendingCompactionBytes(*versions_, *versions_->current());
   {
     MutexLock l(&sv_mutex_);
     sv.swap(super_version_);
@@ -78,7 +79,7 @@ Status DBImpl::SwitchMemtable() {
   return Status::OK();
 }
 
-Status DBImpl::MakeRoomForWrite() {
+Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
   MutexLock l(&mutex_);
   bool delayed = false;
   while (true) {
@@ -87,33 +88,48 @@ Status DBImpl::MakeRoomForWrite() {
                              bg_error_.ToString());
     }
     if (shutting_down_) return Status::Aborted("the DB is closing");
-    // L0's triggers say that compaction is behind. With automatic compactions off nothing
-    // brings L0 down (a bulk load, then CompactRange), so they do not apply: waiting would
-    // never end, and CompactRange would queue behind the stalled writer.
-    const size_t l0 = options_.disable_auto_compactions ? 0 : versions_->current()->files(0).size();
+    // L0's triggers and the pending-bytes limits say that compaction is behind. With automatic
+    // compactions off nothing brings them down (a bulk load, then CompactRange), so they do
+    // not apply: waiting would never end, and CompactRange would queue behind the stalled
+    // writer.
+    const bool auto_compactions = !options_.disable_auto_compactions;
+    const size_t l0 = auto_compactions ? versions_->current()->files(0).size() : 0;
+    const uint64_t pending = auto_compactions ? pending_compaction_bytes_ : 0;
+    const uint64_t soft = options_.soft_pending_compaction_bytes_limit;
+    const uint64_t hard = options_.hard_pending_compaction_bytes_limit;
+    const bool l0_stop = l0 >= static_cast<size_t>(options_.level0_stop_writes_trigger);
+    const bool pending_stop = hard > 0 && pending >= hard;
+    const bool l0_slow = l0 >= static_cast<size_t>(options_.level0_slowdown_writes_trigger);
+    const bool pending_slow = soft > 0 && pending >= soft;
     const bool mem_full = mem_->ApproximateMemoryUsage() >= options_.write_buffer_size;
-    if (!delayed && l0 >= static_cast<size_t>(options_.level0_slowdown_writes_trigger) &&
-        l0 < static_cast<size_t>(options_.level0_stop_writes_trigger)) {
-      // Slow down: give compaction a millisecond per write group while L0 is backed up.
-      stall_reason_ = "level0-slowdown";
-      stall_count_l0_slowdown_++;
-      const uint64_t start = NowMicros();
-      mutex_.Unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      mutex_.Lock();
-      if (stats_ != nullptr) stats_->recordTick(STALL_MICROS, NowMicros() - start);
+    if (!delayed && !l0_stop && !pending_stop && (l0_slow || pending_slow)) {
+      // Slow down: the group's bytes pass at delayed_write_rate (WriteDelay).
       delayed = true;
+      stall_reason_ = l0_slow ? "level0-slowdown" : "pending-compaction-bytes-slowdown";
+      const uint64_t sleep = write_delay_.Delay(group_bytes, NowMicros());
+      if (sleep > 0) {
+        (l0_slow ? stall_count_l0_slowdown_ : stall_count_pending_slowdown_)++;
+        const uint64_t start = NowMicros();
+        mutex_.Unlock();
+        std::this_thread::sleep_for(std::chrono::microseconds(sleep));
+        mutex_.Lock();
+        if (stats_ != nullptr) stats_->recordTick(STALL_MICROS, NowMicros() - start);
+      }
       continue;
     }
-    if (l0 >= static_cast<size_t>(options_.level0_stop_writes_trigger)) {
+    if (!l0_slow && !pending_slow) write_delay_.Reset();
+    if (l0_stop) {
       stall_reason_ = "level0-stop";
       stall_count_l0_stop_++;
+    } else if (pending_stop) {
+      stall_reason_ = "pending-compaction-bytes-stop";
+      stall_count_pending_stop_++;
     } else if (mem_full &&
                imm_.size() + 1 >= static_cast<size_t>(options_.max_write_buffer_number)) {
       stall_reason_ = "memtable-limit";
       stall_count_memtable_++;
     } else {
-      stall_reason_ = "none";
+      if (!delayed) stall_reason_ = "none";
       if (mem_full) {
         Status s = SwitchMemtable();
         if (!s.ok()) {

@@ -14,7 +14,8 @@ DBImpl::DBImpl(const Options& options, std::string dbname)
       stats_(options.statistics.get()),
       icmp_(options.comparator),
       block_cache_(options.block_cache ? options.block_cache : NewLRUCache(32 << 20)),
-      write_thread_(options.max_write_batch_group_size_bytes) {
+      write_thread_(options.max_write_batch_group_size_bytes),
+      write_delay_(std::max<uint64_t>(options.delayed_write_rate, 1)) {
   TableReaderOptions ro;
   ro.comparator = &icmp_;
   ro.block_cache = block_cache_;

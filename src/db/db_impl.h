@@ -33,6 +33,7 @@
 #include "src/db/super_version.h"
 #include "src/db/table_cache.h"
 #include "src/db/version_set.h"
+#include "src/db/write_delay.h"
 #include "src/db/write_thread.h"
 #include "src/util/invariants.h"
 #include "src/util/mutex.h"
@@ -118,7 +119,7 @@ class DBImpl final : public DB {
   // ---- Memtables, write stalls, background threads, flush (db_background.cc) ----
   // Leader only: switches a full memtable, or waits while L0 or the immutable memtables are
   // backed up (write stalls). Returns the background error, if any.
-  Status MakeRoomForWrite() EXCLUDES(mutex_);
+  Status MakeRoomForWrite(uint64_t group_bytes) EXCLUDES(mutex_);
   // Turns mem_ into an immutable memtable and starts a new WAL and memtable.
   Status SwitchMemtable() REQUIRES(mutex_);
   // A new memtable holding one reference for the caller.
@@ -211,6 +212,7 @@ class DBImpl final : public DB {
   std::string AsyncPathProperty(const SuperVersion& sv) const;
   std::string BackgroundErrorsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string WriteStallProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  std::string PendingCompactionBytesProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string StatsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   // What compactions into one level did, for shale.stats.
   struct LevelCompactionStats {
@@ -313,6 +315,11 @@ class DBImpl final : public DB {
   uint64_t stall_count_l0_slowdown_ GUARDED_BY(mutex_) = 0;
   uint64_t stall_count_l0_stop_ GUARDED_BY(mutex_) = 0;
   uint64_t stall_count_memtable_ GUARDED_BY(mutex_) = 0;
+  uint64_t stall_count_pending_slowdown_ GUARDED_BY(mutex_) = 0;
+  uint64_t stall_count_pending_stop_ GUARDED_BY(mutex_) = 0;
+  // EstimatePendingCompactionBytes of the current Version, kept by InstallSuperVersion.
+  uint64_t pending_compaction_bytes_ GUARDED_BY(mutex_) = 0;
+  WriteDelay write_delay_ GUARDED_BY(mutex_);  // paces slowed-down writes
   const char* stall_reason_ GUARDED_BY(mutex_) = "none";
   uint64_t flush_bytes_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_read_bytes_ GUARDED_BY(mutex_) = 0;

@@ -74,6 +74,12 @@ Status ValidateOptions(const Options& o) {
   }
   if (o.target_file_size_base == 0) return bad("target_file_size_base", "must be > 0");
   if (o.max_bytes_for_level_base == 0) return bad("max_bytes_for_level_base", "must be > 0");
+  if (o.soft_pending_compaction_bytes_limit > 0 && o.hard_pending_compaction_bytes_limit > 0 &&
+      o.hard_pending_compaction_bytes_limit < o.soft_pending_compaction_bytes_limit) {
+    return bad("hard_pending_compaction_bytes_limit",
+               "must be >= soft_pending_compaction_bytes_limit (or 0)");
+  }
+  if (o.delayed_write_rate == 0) return bad("delayed_write_rate", "must be > 0");
   if (o.compaction_pri != CompactionPri::kMinOverlappingRatio &&
       o.compaction_pri != CompactionPri::kRoundRobin) {
     return bad("compaction_pri", "must be kMinOverlappingRatio or kRoundRobin");

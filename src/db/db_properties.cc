@@ -58,6 +58,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
       {"shale.latest-sequence-number", &DBImpl::LatestSequenceProperty},
       {"shale.num-snapshots", &DBImpl::NumSnapshotsProperty},
       {"shale.estimate-num-keys", &DBImpl::EstimateNumKeysProperty},
+      {"shale.estimate-pending-compaction-bytes", &DBImpl::PendingCompactionBytesProperty},
       {"shale.io.async-path", &DBImpl::AsyncPathProperty},
       {"shale.background-errors", &DBImpl::BackgroundErrorsProperty},
       {"shale.write-stall", &DBImpl::WriteStallProperty},
@@ -144,11 +145,18 @@ std::string DBImpl::BackgroundErrorsProperty(const SuperVersion&) const {
   return bg_error_.ok() ? "0" : "1";
 }
 
+std::string DBImpl::PendingCompactionBytesProperty(const SuperVersion&) const {
+  MutexLock l(&mutex_);
+  return std::to_string(pending_compaction_bytes_);
+}
+
 std::string DBImpl::WriteStallProperty(const SuperVersion&) const {
   MutexLock l(&mutex_);
-  return fmt::format("reason: {}; level0-slowdown: {}; level0-stop: {}; memtable-limit: {}",
-                     stall_reason_, stall_count_l0_slowdown_, stall_count_l0_stop_,
-                     stall_count_memtable_);
+  return fmt::format(
+      "reason: {}; level0-slowdown: {}; level0-stop: {}; memtable-limit: {}; "
+      "pending-compaction-bytes-slowdown: {}; pending-compaction-bytes-stop: {}",
+      stall_reason_, stall_count_l0_slowdown_, stall_count_l0_stop_, stall_count_memtable_,
+      stall_count_pending_slowdown_, stall_count_pending_stop_);
 }
 
 std::string DBImpl::StatsProperty(const SuperVersion& sv) const {
@@ -165,14 +173,17 @@ std::string DBImpl::StatsProperty(const SuperVersion& sv) const {
       "immutable\nWAL: {:06}.log\n** Compaction Stats **\n{}Flushes: {} ({:.2f} MB)\n"
       "Compactions: {} (read {:.2f} MB, wrote {:.2f} MB)\nWrite amplification (flush + "
       "compaction over flush): {:.2f}\nUser bytes written (with statistics): {}\n"
-      "Stalls: level0-slowdown {}, level0-stop {}, memtable-limit {} (now: {})\n"
-      "Snapshots: {}\nBackground error: {}\n",
+      "Stalls: level0-slowdown {}, level0-stop {}, memtable-limit {}, "
+      "pending-compaction-bytes-slowdown {}, pending-compaction-bytes-stop {} (now: {})\n"
+      "Pending compaction: {:.2f} MB\nSnapshots: {}\nBackground error: {}\n",
       last_sequence_.load(), sv.mem->num_entries(), sv.mem->ApproximateMemoryUsage(), sv.imm.size(),
       log_number_, levels, num_flushes_, static_cast<double>(flush_bytes_) / 1048576.0,
       num_compactions_, static_cast<double>(compaction_read_bytes_) / 1048576.0,
       static_cast<double>(compaction_write_bytes_) / 1048576.0, wamp, user_bytes,
-      stall_count_l0_slowdown_, stall_count_l0_stop_, stall_count_memtable_, stall_reason_,
-      snapshots_.size(), bg_error_.ToString());
+      stall_count_l0_slowdown_, stall_count_l0_stop_, stall_count_memtable_,
+      stall_count_pending_slowdown_, stall_count_pending_stop_, stall_reason_,
+      static_cast<double>(pending_compaction_bytes_) / 1048576.0, snapshots_.size(),
+      bg_error_.ToString());
 }
 
 }  // namespace shale

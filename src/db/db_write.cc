@@ -90,7 +90,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   // while the DB is read-only after an error.
   {
     PerfTimer delay_timer(&PerfContext::write_delay_time);
-    s = MakeRoomForWrite();
+    s = MakeRoomForWrite(group.total_bytes);
   }
   const SequenceNumber first_seq = last_allocated_sequence_ + 1;
   const SequenceNumber last_seq = last_allocated_sequence_ + group.total_count;
