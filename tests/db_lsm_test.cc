@@ -57,6 +57,21 @@ class DBLsmTest : public DBTestBase {
   std::string Val(const std::string& prefix, int i) {
     return prefix + std::to_string(i) + std::string(50, 'x');
   }
+  // Opens the DB on an in-memory file system, writes and flushes two L0 files (keys 0-19) and
+  // leaves every sync slow, so that the compaction the second file may start is still running
+  // when the test goes on. Returns the file system (the test sets the latency back to 0).
+  std::shared_ptr<FaultInjectionFileSystem> OpenWithTwoL0FilesAndSlowSyncs(
+      const std::string& prefix, std::chrono::milliseconds latency) {
+    auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
+    options_.file_system = fs;
+    Open();
+    Fill(0, 10, prefix);
+    EXPECT_TRUE(db_->Flush(FlushOptions()).ok());
+    fs->SetSyncLatency(latency);
+    Fill(10, 20, prefix);
+    EXPECT_TRUE(db_->Flush(FlushOptions()).ok());
+    return fs;
+  }
 };
 
 TEST_F(DBLsmTest, FlushWritesL0AndReadsComeFromTables) {
@@ -297,17 +312,10 @@ TEST_F(DBLsmTest, CompactRangeWithBeginAfterEndIsInvalidArgument) {
 TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
   // In memory, where every sync can be made slow: the compaction that the second L0 file
   // starts is still running while the last writes find L0 at the slowdown trigger.
-  auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
-  options_.file_system = fs;
   options_.level0_slowdown_writes_trigger = 2;
   options_.level0_stop_writes_trigger = 100;
   options_.statistics = CreateDBStatistics();
-  Open();
-  Fill(0, 10, "s");
-  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-  fs->SetSyncLatency(std::chrono::milliseconds(300));
-  Fill(10, 20, "s");
-  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  auto fs = OpenWithTwoL0FilesAndSlowSyncs("s", std::chrono::milliseconds(300));
   Fill(100, 110, "s");
   fs->SetSyncLatency(std::chrono::microseconds(0));
   std::string stall;
@@ -321,17 +329,10 @@ TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
 // at its trigger is enough, and the write after the flush that brings it there is admitted only
 // once the (slow) compaction has emptied L0.
 TEST_F(DBLsmTest, HardPendingCompactionBytesLimitStopsWritesUntilCompactionCatchesUp) {
-  auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
-  options_.file_system = fs;
   options_.level0_file_num_compaction_trigger = 2;
   options_.soft_pending_compaction_bytes_limit = 0;
   options_.hard_pending_compaction_bytes_limit = 1;
-  Open();
-  Fill(0, 10, "h");
-  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-  fs->SetSyncLatency(std::chrono::milliseconds(200));
-  Fill(10, 20, "h");
-  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  auto fs = OpenWithTwoL0FilesAndSlowSyncs("h", std::chrono::milliseconds(200));
   std::string pending;
   ASSERT_TRUE(db_->GetProperty("shale.estimate-pending-compaction-bytes", &pending));
   EXPECT_GT(std::stoull(pending), 0u);
@@ -350,18 +351,11 @@ TEST_F(DBLsmTest, HardPendingCompactionBytesLimitStopsWritesUntilCompactionCatch
 // At soft_pending_compaction_bytes_limit writes are slowed down (a slowdown starts with a sleep),
 // not stopped.
 TEST_F(DBLsmTest, SoftPendingCompactionBytesLimitSlowsWritesDown) {
-  auto fs = FaultInjectionFileSystem::WithParentsOf(dbname_);
-  options_.file_system = fs;
   options_.level0_file_num_compaction_trigger = 2;
   options_.soft_pending_compaction_bytes_limit = 1;
   options_.hard_pending_compaction_bytes_limit = 0;
   options_.statistics = CreateDBStatistics();
-  Open();
-  Fill(0, 10, "s");
-  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-  fs->SetSyncLatency(std::chrono::milliseconds(300));
-  Fill(10, 20, "s");
-  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  auto fs = OpenWithTwoL0FilesAndSlowSyncs("s", std::chrono::milliseconds(300));
   Fill(100, 110, "s");
   std::string stall;
   ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
