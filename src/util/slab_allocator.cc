@@ -37,7 +37,11 @@ struct SlabAllocator::Slab {
 
 namespace {
 
-// 2 MiB of address space aligned to 2 MiB, as its own mapping so the advice covers exactly it.
+// 2 MiB of address space aligned to 2 MiB (a slot finds its slab by rounding its address down).
+// No huge-page advice: a transparent huge page is zeroed whole at its first touch, from memory
+// the process has not used before, and on a virtual machine that cost more than the small-page
+// faults it saves (docs/benchmarks.md, "The page fault"). Where THP is on for every mapping the
+// kernel may still back slabs with huge pages.
 char* MapSlab() {
   constexpr size_t kSize = SlabAllocator::kSlabSize;
   void* raw = mmap(nullptr, 2 * kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -48,10 +52,7 @@ char* MapSlab() {
   const uintptr_t end = start + 2 * kSize;
   if (end > aligned + kSize)
     munmap(reinterpret_cast<void*>(aligned + kSize), end - aligned - kSize);
-  char* slab = reinterpret_cast<char*>(aligned);
-  // Advice only: without transparent huge pages the slab works the same, with small pages.
-  madvise(slab, kSize, MADV_HUGEPAGE);
-  return slab;
+  return reinterpret_cast<char*>(aligned);
 }
 
 }  // namespace

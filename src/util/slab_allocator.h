@@ -1,12 +1,11 @@
-// SlabAllocator: memory for table blocks, in size classes carved from 2 MiB slabs that are
-// advised as transparent huge pages; SlabBuffer owns one allocation.
+// SlabAllocator: memory for table blocks, in size classes carved from 2 MiB slabs; SlabBuffer
+// owns one allocation.
 //
 // Every block a read brings into the block cache is a fresh allocation of about a block's
-// size. Out of malloc, each new 4 KiB page of it costs a page fault on first touch, and where
-// page faults are expensive (under virtualisation, ~12 us each) a first scan of a DB spends
-// much of its time in them (docs/benchmarks.md). Slabs of 2 MiB advised as
-// huge pages fault once per 2 MiB where the kernel grants the huge page (and per 4 KiB as
-// before where it does not).
+// size. Slabs serve them without a malloc call each, packed by size class, and give whole
+// slabs back to the system when they empty. Slabs are not advised as transparent huge pages:
+// measured on a reopened DB's first scan, zeroing fresh 2 MiB pages cost more than the 4 KiB
+// faults they save (docs/benchmarks.md, "The page fault").
 //
 // Layout of a slab (2 MiB, 2 MiB-aligned, one size class):
 //   [header: 256 bytes][slot 0][slot 1] ... [slot capacity-1][unused tail]
