@@ -239,6 +239,7 @@ Status ReadaheadBuffer::ReadBlock(const RandomAccessFile* file, uint64_t file_si
     if (got.data() != window_.get()) std::memmove(window_.get(), got.data(), got.size());
     start_ = off;
     len_ = got.size();
+    readahead_ = std::min(max_readahead_, readahead_ * 2);
     if (len_ < n) {
       return Status::Corruption(fmt::format(
           "{}: block at offset {} truncated (read {} of {} bytes)", file_name, off, len_, n));

@@ -16,6 +16,7 @@
 // Thread safety: pure functions and values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -108,11 +109,14 @@ class BlockReadRequest {
                                Slice* result, char* scratch);
 
 // Blocks read through a window of the file fetched in one request of readahead bytes, for
-// sequential scans (compaction inputs) that would otherwise issue one small read per block.
+// sequential scans (compaction inputs, iterators) that would otherwise issue one small read per
+// block. The request size starts at `readahead` and doubles at each refill up to
+// `max_readahead`.
 // Ownership: owns the window. Thread safety: one thread.
 class ReadaheadBuffer {
  public:
-  explicit ReadaheadBuffer(size_t readahead) : readahead_(readahead) {}
+  explicit ReadaheadBuffer(size_t readahead, size_t max_readahead = 0)
+      : readahead_(readahead), max_readahead_(std::max(readahead, max_readahead)) {}
   // As ReadBlock, but from the window when it holds the whole block; otherwise the window is
   // refilled starting at the block.
   [[nodiscard]] Status ReadBlock(const RandomAccessFile* file, uint64_t file_size,
@@ -120,7 +124,8 @@ class ReadaheadBuffer {
                                  bool verify_checksum, BlockContents* contents);
 
  private:
-  const size_t readahead_;
+  size_t readahead_;
+  const size_t max_readahead_;
   uint64_t start_ = 0;
   size_t len_ = 0;
   size_t capacity_ = 0;

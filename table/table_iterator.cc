@@ -12,7 +12,11 @@ using table_internal::IndexBlockCorruption;
 TableIterator::TableIterator(const TableReader* table, const ReadOptions& options,
                              const InternalKeyComparator* cmp,
                              std::unique_ptr<InternalIterator> index)
-    : table_(table), options_(options), cmp_(cmp), index_(std::move(index)) {
+    : table_(table),
+      options_(options),
+      cmp_(cmp),
+      index_(std::move(index)),
+      auto_readahead_(options.readahead_size == 0) {
   if (options.readahead_size > 0) {
     readahead_ = std::make_unique<ReadaheadBuffer>(options.readahead_size);
   }
@@ -93,6 +97,7 @@ void TableIterator::LoadBlock() {
     return;
   }
   ClearBlock();
+  if (auto_readahead_) TrackSequentialLoad(handle);
   s = table_->GetDataBlock(options_, handle, &block_, readahead_.get());
   if (!s.ok()) {
     status_ = s;
@@ -102,6 +107,18 @@ void TableIterator::LoadBlock() {
   block_.get()->InitIterator(cmp_, &data_);
   block_offset_ = handle.offset();
   data_valid_ = true;
+}
+
+void TableIterator::TrackSequentialLoad(const BlockHandle& handle) {
+  if (handle.offset() != next_block_at_) {
+    sequential_loads_ = 0;
+    readahead_.reset();
+  }
+  sequential_loads_++;
+  next_block_at_ = handle.offset() + handle.size() + kBlockTrailerSize;
+  if (readahead_ == nullptr && sequential_loads_ > kAutoReadaheadAfter) {
+    readahead_ = std::make_unique<ReadaheadBuffer>(kAutoReadaheadInitial, kAutoReadaheadMax);
+  }
 }
 
 void TableIterator::ClearBlock() {

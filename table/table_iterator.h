@@ -2,6 +2,12 @@
 // index block's iterator choosing the data block and a BlockIter walking it. Empty data
 // blocks are skipped in the direction of travel; errors name the file, and the block.
 //
+// Readahead: with ReadOptions::readahead_size > 0 every block comes through a window of that
+// size. With 0 (the default) it is automatic: once the iterator has loaded
+// kAutoReadaheadAfter blocks in a row that follow one another in the file, later blocks come
+// through a window that starts at kAutoReadaheadInitial bytes and doubles at each refill up to
+// kAutoReadaheadMax; a jump elsewhere in the file (a seek) goes back to one read per block.
+//
 // Ownership: owns the index iterator and the pin (or copy) of the data block it is on;
 // borrows the reader and the comparator, which must outlive it. Thread safety: one thread at
 // a time, as every InternalIterator.
@@ -21,6 +27,10 @@ namespace shale {
 
 class TableIterator final : public InternalIterator {
  public:
+  static constexpr int kAutoReadaheadAfter = 2;
+  static constexpr size_t kAutoReadaheadInitial = 8 << 10;
+  static constexpr size_t kAutoReadaheadMax = 256 << 10;
+
   TableIterator(const TableReader* table, const ReadOptions& options,
                 const InternalKeyComparator* cmp, std::unique_ptr<InternalIterator> index);
   ~TableIterator() override;
@@ -49,7 +59,13 @@ class TableIterator final : public InternalIterator {
   const ReadOptions options_;
   const InternalKeyComparator* const cmp_;
   std::unique_ptr<InternalIterator> index_;
+  // Decides whether the next block comes through readahead_ (automatic mode only).
+  void TrackSequentialLoad(const BlockHandle& handle);
+
   std::unique_ptr<ReadaheadBuffer> readahead_;  // null: one read per block
+  const bool auto_readahead_;
+  int sequential_loads_ = 0;    // blocks loaded in a row, each right after the one before
+  uint64_t next_block_at_ = 0;  // the file offset just past the last block loaded
   // The data block data_ walks, held exactly while data_valid_: data_ borrows its bytes.
   BlockRef block_;
   BlockIter data_;

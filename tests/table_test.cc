@@ -416,6 +416,49 @@ TEST_F(TableTest, RoundTripsAcrossShapes) {
   }
 }
 
+// Iterators read ahead on their own once a scan is sequential: a full scan of a table of
+// ~300 small blocks takes a few dozen reads (windows doubling from 8 KiB to 256 KiB), while
+// seeks that each touch a block or two read block by block. Both see every entry.
+TEST_F(TableTest, IteratorsReadAheadOnlyWhenScanningSequentially) {
+  Entries entries;
+  for (int i = 0; i < 3000; i++) {
+    entries.emplace_back(IKey("k" + std::to_string(100000 + i), 1), std::string(100, 'a' + i % 26));
+  }
+  ASSERT_NO_FATAL_FAILURE(Build("/t/scan.sst", entries,
+                                {"", 0, 0, false, 1024, 16, CompressionType::kNoCompression, 10}));
+  const size_t blocks = DataBlocks("/t/scan.sst").size();
+  ASSERT_GT(blocks, 250u);
+  std::unique_ptr<TableReader> reader;
+  ASSERT_TRUE(Open("/t/scan.sst", &reader).ok());  // no block cache: every load reads
+
+  uint64_t before = fs_.operation_count();
+  auto it = reader->NewIterator(ReadOptions());
+  size_t n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), n++)
+    ASSERT_EQ(it->key(), Slice(entries[n].first));
+  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+  EXPECT_EQ(n, entries.size());
+  const uint64_t scan_reads = fs_.operation_count() - before;
+  EXPECT_LT(scan_reads, blocks / 4) << blocks << " blocks";
+
+  // Seeks far apart, two entries each: one read per block they touch.
+  before = fs_.operation_count();
+  size_t touched = 0;
+  for (int i = 0; i < 40; i++) {
+    const size_t at = static_cast<size_t>((i * 7919) % 2990);
+    it->Seek(entries[at].first);
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key(), Slice(entries[at].first));
+    it->Next();
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key(), Slice(entries[at + 1].first));
+    touched++;
+  }
+  const uint64_t seek_reads = fs_.operation_count() - before;
+  EXPECT_GE(seek_reads, touched);
+  EXPECT_LE(seek_reads, 2 * touched);
+}
+
 TEST_F(TableTest, CompressionShrinksCompressibleDataOnly) {
   Entries compressible, random;
   Random rnd(3);

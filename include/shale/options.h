@@ -133,8 +133,10 @@ struct ReadOptions {
   bool fill_cache = true;
   // MultiGet reads blocks with io_uring from coroutines (falls back to synchronous reads).
   bool async_io = true;
-  // Iterators read table files this many bytes at a time instead of block by block (0: one
-  // block per read). Compaction reads its inputs with 2 MiB.
+  // Iterators read table files this many bytes at a time instead of block by block. 0 (the
+  // default): automatic, as RocksDB's iterators: after 2 blocks read in file order, reads of
+  // 8 KiB doubling up to 256 KiB while the scan stays sequential. Compaction reads its inputs
+  // with 2 MiB.
   size_t readahead_size = 0;
 };
 
