@@ -118,6 +118,15 @@ Status DBImpl::CloseImpl() {
     s = log_->Close();
     log_.reset();
   }
+  std::vector<UnsyncedLog> kept;
+  {
+    MutexLock l(&mutex_);
+    kept.swap(unsynced_logs_);
+  }
+  for (UnsyncedLog& log : kept) {
+    Status c = log.writer->Close();
+    if (s.ok() && !c.ok()) s = c;
+  }
   {
     std::shared_ptr<SuperVersion> last;
     MutexLock l(&sv_mutex_);

@@ -12,7 +12,8 @@
 //   - a read error always fails Open;
 //   - a log whose header (LogLink) names a sequence the log before it lacks ends replay
 //     before it: memtable switches do not sync the old log, so that log lost unsynced records
-//     in the crash, and every later log holds only unsynced writes made after them.
+//     in the crash, and every later log holds only unsynced writes made after them. A log with
+//     no WAL write of its own carries its header's sequence on to the next header.
 // When anything was dropped and the recovered data stays in the memtable
 // (avoid_flush_during_recovery), the surviving records are copied into the new log, which is
 // synced before the old logs are deleted, so a later crash can never replay records that were
@@ -120,7 +121,7 @@ std::string NewIdentity() {
 struct LogLink {
   bool has_previous = false;         // in: a log before this one was replayed
   SequenceNumber previous_last = 0;  // in: the last sequence found in that log
-  SequenceNumber log_last = 0;       // out: the last sequence found in this log (0: none)
+  SequenceNumber log_last = 0;       // out: the last sequence in this log, header included
   bool previous_incomplete = false;  // out: the header names a sequence the previous log lacks
 };
 
@@ -156,11 +157,15 @@ log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, LogLink* lin
     if (!s.ok()) return corrupt(s.ToString());
     const uint32_t count = batch.Count();
     if (count == 0) {
-      // The header (first record only; empty batches are not logged otherwise).
-      if (*records == 1 && link->has_previous &&
-          WriteBatchInternal::Sequence(&batch) > link->previous_last) {
-        link->previous_incomplete = true;
-        return log::Reader::End::kClean;
+      // The header (first record only; empty batches are not logged otherwise). Its sequence
+      // counts as this log's own: a log with no other record passes it on.
+      if (*records == 1) {
+        const SequenceNumber header = WriteBatchInternal::Sequence(&batch);
+        if (link->has_previous && header > link->previous_last) {
+          link->previous_incomplete = true;
+          return log::Reader::End::kClean;
+        }
+        log_last = std::max(log_last, header);
       }
       continue;
     }
@@ -316,7 +321,9 @@ Status DBImpl::CreateLog(bool keep_previous) {
   }
   log_ = std::move(writer);
   log_number_ = number;
-  log_last_sequence_ = 0;
+  // A log that gets no WAL write (only disableWAL writes reach its memtable) passes the
+  // previous log's last sequence on to the next header, so the chain has no gap.
+  log_last_sequence_ = previous_last;
   return Status::OK();
 }
 
