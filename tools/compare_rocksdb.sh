@@ -139,21 +139,6 @@ for row in "${rows[@]}"; do
 done
 
 # A bar chart of the ratios (1.0 = parity), when gnuplot is installed.
-chart=${CHART:-compare_rocksdb.png}
-if command -v gnuplot >/dev/null; then
-  gnuplot <<PLOT
-set terminal png size 900,420
-set output "$chart"
-set title "shale / RocksDB $rocks_version db_bench (B11: memory, lower is better)" noenhanced
-set style data histograms
-set style fill solid 0.6
-set boxwidth 0.7
-set yrange [0:*]
-set grid ytics
-set key off
-plot "$work/ratios.dat" using 2:xtic(1), 1 with lines lw 2
-PLOT
-  echo "chart: $chart"
-else
-  echo "chart: skipped (gnuplot not installed)"
-fi
+source "$(dirname "$0")/ratio_chart.sh"
+ratio_chart "$work/ratios.dat" "${CHART:-compare_rocksdb.png}" \
+  "shale / RocksDB $rocks_version db_bench (B11: memory, lower is better)"

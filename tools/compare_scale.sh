@@ -165,35 +165,19 @@ awk '{ b[$1] = $3 } END { printf "S3: bytes on disk %d vs %d: %.2f\n", b["shale"
 # A bar chart of the ratios (CHART, default compare_scale.png), when gnuplot is installed; every
 # bar reads higher-is-better for shale: ops/s as shale ÷ RocksDB, P99.9, device bytes, disk bytes
 # and peak RSS as RocksDB ÷ shale.
-chart=${CHART:-compare_scale.png}
-if command -v gnuplot >/dev/null; then
-  awk -v disk_s="$(awk '$1 == "shale" { print $3 }' "$work/disk")" \
-      -v disk_r="$(awk '$1 == "rocksdb" { print $3 }' "$work/disk")" '
-    { k = $2; if ($1 == "shale") { so[k] = $3; sp[k] = $6; sd[k] = $7; sr[k] = $11 }
-      else { ro[k] = $3; rp[k] = $6; rd[k] = $7; rr[k] = $11 } }
-    END {
-      n = split("S1 S2 S4 S5 S6 S7", rows, " ")
-      for (i = 1; i <= n; i++) { k = rows[i]; if (ro[k] + 0 > 0) printf "\"%s ops/s\" %.3f\n", k, so[k] / ro[k] }
-      for (i = 1; i <= n; i++) { k = rows[i]; if (sp[k] + 0 > 0) printf "\"%s P99.9\" %.3f\n", k, rp[k] / sp[k] }
-      for (i = 1; i <= n; i++) { k = rows[i]; if (sd[k] + 0 > 0) printf "\"%s device\" %.3f\n", k, rd[k] / sd[k] }
-      if (disk_s > 0) printf "\"S3 disk\" %.3f\n", disk_r / disk_s
-      for (k in so) if (k != "S7") { if (sr[k] > speak) speak = sr[k]; if (rr[k] > rpeak) rpeak = rr[k] }
-      if (speak > 0) printf "\"S8 RSS\" %.3f\n", rpeak / speak
-    }' "$work/rows" >"$work/chart.dat"
-  gnuplot <<PLOT
-set terminal png size 1100,440
-set output "$chart"
-set title "shale vs RocksDB $rocks_version, $num keys: higher is better for shale (ops/s: shale / RocksDB; P99.9, device, disk, RSS: RocksDB / shale)" noenhanced
-set style data histograms
-set style fill solid 0.6
-set boxwidth 0.7
-set yrange [0:*]
-set grid ytics
-set key off
-set xtics rotate by -45 noenhanced
-plot "$work/chart.dat" using 2:xtic(1), 1 with lines lw 2
-PLOT
-  echo "chart: $chart"
-else
-  echo "chart: skipped (gnuplot not installed)"
-fi
+awk -v disk_s="$(awk '$1 == "shale" { print $3 }' "$work/disk")" \
+    -v disk_r="$(awk '$1 == "rocksdb" { print $3 }' "$work/disk")" '
+  { k = $2; if ($1 == "shale") { so[k] = $3; sp[k] = $6; sd[k] = $7; sr[k] = $11 }
+    else { ro[k] = $3; rp[k] = $6; rd[k] = $7; rr[k] = $11 } }
+  END {
+    n = split("S1 S2 S4 S5 S6 S7", rows, " ")
+    for (i = 1; i <= n; i++) { k = rows[i]; if (ro[k] + 0 > 0) printf "\"%s ops/s\" %.3f\n", k, so[k] / ro[k] }
+    for (i = 1; i <= n; i++) { k = rows[i]; if (sp[k] + 0 > 0) printf "\"%s P99.9\" %.3f\n", k, rp[k] / sp[k] }
+    for (i = 1; i <= n; i++) { k = rows[i]; if (sd[k] + 0 > 0) printf "\"%s device\" %.3f\n", k, rd[k] / sd[k] }
+    if (disk_s > 0) printf "\"S3 disk\" %.3f\n", disk_r / disk_s
+    for (k in so) if (k != "S7") { if (sr[k] > speak) speak = sr[k]; if (rr[k] > rpeak) rpeak = rr[k] }
+    if (speak > 0) printf "\"S8 RSS\" %.3f\n", rpeak / speak
+  }' "$work/rows" >"$work/chart.dat"
+source "$(dirname "$0")/ratio_chart.sh"
+ratio_chart "$work/chart.dat" "${CHART:-compare_scale.png}" \
+  "shale vs RocksDB $rocks_version, $num keys: higher is better for shale (ops/s: shale / RocksDB; P99.9, device, disk, RSS: RocksDB / shale)" 1100
