@@ -33,7 +33,6 @@
 #include "src/base/filename.h"
 #include "src/db/db_impl.h"
 #include "src/db/write_batch_internal.h"
-#include "src/util/coding.h"
 #include "src/util/invariants.h"
 #include "wal/log_reader.h"
 
@@ -306,9 +305,9 @@ Status DBImpl::CreateLog(bool keep_previous) {
   auto writer = std::make_unique<log::Writer>(std::move(file));
   if (previous_last > 0) {
     // The header: an empty batch whose sequence is the previous log's last (wal/README.md).
-    std::string header(WriteBatchInternal::kHeader, '\0');
-    EncodeFixed64(header.data(), previous_last);
-    s = writer->AddRecord(header);
+    WriteBatch header;
+    WriteBatchInternal::SetSequence(&header, previous_last);
+    s = writer->AddRecord(WriteBatchInternal::Contents(&header));
     if (!s.ok()) return s;  // the caller stops writes; Resume retires both logs
   }
   if (log_ != nullptr) {
