@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -394,6 +395,32 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
 
 std::unique_ptr<InternalIterator> TableReader::NewIndexIterator() const {
   return index_block_->NewIterator(options_.comparator);
+}
+
+Status TableReader::ApproximateKeyAnchors(size_t max_anchors,
+                                          std::vector<KeyAnchor>* anchors) const {
+  SHALE_ASSERT(max_anchors > 0);
+  anchors->clear();
+  auto index = NewIndexIterator();
+  size_t blocks = 0;
+  for (index->SeekToFirst(); index->Valid(); index->Next()) blocks++;
+  if (!index->status().ok()) return Annotate(index->status());
+  const size_t per_anchor = std::max<size_t>(1, (blocks + max_anchors - 1) / max_anchors);
+  uint64_t bytes = 0;
+  size_t i = 0;
+  for (index->SeekToFirst(); index->Valid(); index->Next(), i++) {
+    Slice v = index->value();
+    BlockHandle handle;
+    if (!handle.DecodeFrom(&v).ok()) {
+      return Status::Corruption(options_.file_name + ": bad index entry");
+    }
+    bytes += handle.size();
+    if ((i + 1) % per_anchor == 0 || i + 1 == blocks) {
+      anchors->push_back(KeyAnchor{ExtractUserKey(index->key()).ToString(), bytes});
+      bytes = 0;
+    }
+  }
+  return Annotate(index->status());
 }
 
 std::unique_ptr<InternalIterator> TableReader::NewIterator(const ReadOptions& options) const {

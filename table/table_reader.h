@@ -116,6 +116,18 @@ class TableReader {
   // The handle of the filter block (size 0 when there is none).
   const BlockHandle& filter_handle() const { return filter_handle_; }
 
+  // A point splitting the table by key: every key of the data blocks counted in range_bytes
+  // (those after the previous anchor) has a user key <= user_key.
+  struct KeyAnchor {
+    std::string user_key;
+    uint64_t range_bytes;
+  };
+  // Up to max_anchors anchors in key order, from the index (no data block is read): about
+  // equal runs of data blocks, the last ending at the table's last block. Corruption on a
+  // malformed index entry.
+  [[nodiscard]] Status ApproximateKeyAnchors(size_t max_anchors,
+                                             std::vector<KeyAnchor>* anchors) const;
+
   // Reads (or finds in the cache) the data block at handle.
   // With readahead, a block not in the cache comes through that window.
   [[nodiscard]] Status GetDataBlock(const ReadOptions& options, const BlockHandle& handle,

@@ -106,6 +106,12 @@ TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
                  [&](Options& o) { o.max_bytes_for_level_multiplier = nan; });
   expect_invalid("max_background_jobs", [](Options& o) { o.max_background_jobs = 0; });
   expect_invalid("max_background_jobs", [](Options& o) { o.max_background_jobs = 1 << 20; });
+  expect_invalid("max_background_compactions",
+                 [](Options& o) { o.max_background_compactions = 0; });
+  expect_invalid("max_background_compactions",
+                 [](Options& o) { o.max_background_compactions = 65; });
+  expect_invalid("max_subcompactions", [](Options& o) { o.max_subcompactions = 0; });
+  expect_invalid("max_subcompactions", [](Options& o) { o.max_subcompactions = 1000; });
   expect_invalid("max_open_files", [](Options& o) { o.max_open_files = 0; });
   expect_invalid("compression", [](Options& o) { o.compression = CompressionType{0x55}; });
   expect_invalid("block_size", [](Options& o) { o.block_size = 0; });

@@ -495,7 +495,9 @@ TEST_F(DBLsmTest, ConcurrentReadsDuringFlushAndCompaction) {
 struct PowerLossCase {
   CrashMode mode;
   bool revert_directories;
-  int workload;  // 0: puts with every 25th synced; 1: also deletes, bigger values, every 9th synced
+  // 0: puts with every 25th synced; 1: also deletes, bigger values, every 9th synced, parallel
+  // compactions and subcompactions
+  int workload;
 };
 
 class DBPowerLossTest : public ::testing::TestWithParam<PowerLossCase> {
@@ -518,6 +520,10 @@ class DBPowerLossTest : public ::testing::TestWithParam<PowerLossCase> {
     o.num_levels = 3;
     o.max_background_jobs = 1;
     o.max_manifest_file_size = 2 << 10;  // several MANIFEST rollovers per run
+    if (c.workload == 1) {               // compactions in parallel, L0's split in two parts
+      o.max_background_compactions = 2;
+      o.max_subcompactions = 2;
+    }
     std::unique_ptr<DB> db;
     if (!DB::Open(o, "/db", &db).ok()) return;
     fs->FailOperationNumber(crash_at);

@@ -38,6 +38,10 @@ struct OptionSet {
   // Write stalls on pending compaction bytes (0: the defaults).
   uint64_t soft_pending_bytes = 0;
   uint64_t hard_pending_bytes = 0;
+  // Compactions in parallel: background jobs (4: up to 3 compactions at once) and parts of an
+  // L0 or manual compaction.
+  int max_background_jobs = 2;
+  uint32_t max_subcompactions = 1;
 };
 
 const OptionSet kOptionSets[] = {
@@ -55,6 +59,9 @@ const OptionSet kOptionSets[] = {
      WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 2048, 8192, 256,
      CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kRoundRobin, 16 << 10,
      64 << 10},
+    {"tiny-lsm-parallel-compactions", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords,
+     1 << 20, 4096, 1024, 4096, 256, CompressionType::kNoCompression, false, 10, 1.0 / 64,
+     CompactionPri::kMinOverlappingRatio, 16 << 10, 64 << 10, 4, 3},
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
@@ -176,6 +183,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     options_.delayed_write_rate = 64 << 20;
   }
   options_.bloom_bits_per_key = set.bloom_bits;
+  options_.max_background_jobs = set.max_background_jobs;
+  options_.max_subcompactions = set.max_subcompactions;
   options_.level0_file_num_compaction_trigger = 2;
   options_.num_levels = 5;
   options_.block_cache = NewLRUCache(64 << 10);  // small: blocks get evicted and re-read

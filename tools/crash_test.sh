@@ -8,7 +8,8 @@
 #   tools/crash_test.sh [--cycles N] [--writers N] [--readers N] [--max_key N]
 #                       [--min_ms MS] [--max_ms MS] [--seed S] [--keep]
 #
-# Defaults: 200 cycles, 8 writers, 2 readers, 20000 keys, each run killed after 100..1000 ms.
+# Defaults: 200 cycles, 8 writers, 2 readers, 20000 keys, each run killed after 100..1000 ms;
+# every other run with parallel compactions and subcompactions.
 # Environment: SHALE_STRESS (default build/tools/shale_stress), TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,9 +53,12 @@ for ((c = 1; c <= cycles; c++)); do
   run_ms=$((min_ms + RANDOM % (max_ms - min_ms + 1)))
   # SIGKILL to the stress process alone after run_ms (exit 137); timeout returns once it is gone
   # (its LOCK released). A run that ends by itself before has failed a check.
+  # Every other cycle runs up to 3 compactions at once and splits L0 compactions in parts.
+  parallel=()
+  if ((c % 2 == 0)); then parallel=(--max_background_jobs=4 --subcompactions=3); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \
-    "$stress" "${common[@]}" --duration=3600 --seed=$((seed * 100003 + c)) \
+    "$stress" "${common[@]}" "${parallel[@]}" --duration=3600 --seed=$((seed * 100003 + c)) \
     >"$dir/run.log" 2>&1 || status=$?
   if [[ $status -ne 137 ]]; then
     echo "crash_test: cycle $c: the stress run ended before its kill (exit $status);" \

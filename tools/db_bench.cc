@@ -81,6 +81,9 @@ DEFINE_int64(block_size, 4096, "Table block size in bytes");
 DEFINE_int32(bloom_bits, 10, "Bloom filter bits per key (0: none)");
 DEFINE_int64(cache_size, 32 << 20, "Block cache size in bytes");
 DEFINE_int32(max_background_jobs, 2, "Background flush and compaction threads");
+DEFINE_int32(max_background_compactions, -1,
+             "Compactions that may run at once (-1: from max_background_jobs)");
+DEFINE_int32(subcompactions, 1, "Parts an L0 or manual compaction is split into, run in parallel");
 DEFINE_int32(num_levels, 7, "Levels of the LSM tree");
 DEFINE_int32(level0_file_num_compaction_trigger, 4, "L0 files that start a compaction");
 DEFINE_int32(level0_slowdown_writes_trigger, 20, "L0 files that slow writes down");
@@ -350,6 +353,8 @@ class Benchmark {
     o.block_size = static_cast<size_t>(FLAGS_block_size);
     o.bloom_bits_per_key = FLAGS_bloom_bits;
     o.max_background_jobs = FLAGS_max_background_jobs;
+    o.max_background_compactions = FLAGS_max_background_compactions;
+    o.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
     o.num_levels = FLAGS_num_levels;
     o.level0_file_num_compaction_trigger = FLAGS_level0_file_num_compaction_trigger;
     o.level0_slowdown_writes_trigger = FLAGS_level0_slowdown_writes_trigger;

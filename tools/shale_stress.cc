@@ -69,6 +69,8 @@ DEFINE_uint64(seed, 0, "Random seed (0: from the clock); printed either way");
 DEFINE_int64(write_buffer_size, 64 << 10, "Memtable size: small, so flushes and compactions run");
 DEFINE_uint64(target_file_size_base, 256 << 10, "Table file size");
 DEFINE_uint64(max_bytes_for_level_base, 1 << 20, "L1 size");
+DEFINE_int32(max_background_jobs, 2, "Background jobs (4: up to 3 compactions at once)");
+DEFINE_int32(subcompactions, 1, "Parts an L0 compaction is split into");
 
 namespace shale::stress {
 namespace {
@@ -552,6 +554,8 @@ int Main() {
   options.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
   options.target_file_size_base = FLAGS_target_file_size_base;
   options.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
+  options.max_background_jobs = FLAGS_max_background_jobs;
+  options.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
   if (FLAGS_destroy) {
     Status s = DestroyDB(FLAGS_db, options);
     if (!s.ok()) {

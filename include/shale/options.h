@@ -103,7 +103,20 @@ struct Options {
   uint64_t target_file_size_base = 64ull << 20;      // > 0
   uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
   double max_bytes_for_level_multiplier = 10;        // >= 1
-  int max_background_jobs = 2;                       // in [1, 64]
+  // Background threads: one runs flushes (one at a time, oldest memtable first), the others
+  // compactions. max_background_jobs in [1, 64] sets how many compactions may run at once, as
+  // in RocksDB: max(1, jobs - max(1, jobs / 4)); max_background_compactions (in [1, 64]; -1:
+  // derived from jobs) sets it directly. While compaction keeps up, one compaction runs at a
+  // time; more start (on inputs and key ranges no running compaction touches) once it falls
+  // behind: L0 holds min(2 × level0_file_num_compaction_trigger, trigger + (slowdown trigger -
+  // trigger) / 4) files, or the pending compaction bytes reach min(soft limit / 4,
+  // max(bytes of the last level / 8, 2 × max_bytes_for_level_base)).
+  int max_background_jobs = 2;
+  int max_background_compactions = -1;
+  // A compaction from L0 (or one CompactRange runs) is split into up to this many key ranges
+  // of about equal input bytes, each at least target_file_size_base, compacted in parallel on
+  // threads of their own. In [1, 64]; 1: none.
+  uint32_t max_subcompactions = 1;
   CompactionPri compaction_pri = CompactionPri::kMinOverlappingRatio;
   // Table readers kept open, each with its index and filter blocks in memory: -1 keeps every
   // table open; otherwise max_open_files - 10 readers (10 are left for logs, the MANIFEST and

@@ -61,7 +61,8 @@ enum Histograms : uint32_t {
   SST_READ_MICROS,
   WAL_FILE_SYNC_MICROS,
   WRITE_GROUP_SIZE,
-  BYTES_PER_WRITE,  // bytes of each Write call's batch
+  BYTES_PER_WRITE,               // bytes of each Write call's batch
+  NUM_SUBCOMPACTIONS_SCHEDULED,  // parts of each compaction split into subcompactions
   HISTOGRAM_ENUM_MAX
 };
 

@@ -7,6 +7,7 @@
 
 #include "shale/merge_operator.h"
 #include "src/base/merge_helper.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -16,6 +17,18 @@ uint64_t Compaction::InputBytes() const {
     for (const auto& f : which) n += f->file_size;
   }
   return n;
+}
+
+std::pair<Slice, Slice> Compaction::UserKeyRange(const Comparator* ucmp) const {
+  SHALE_ASSERT(!inputs_[0].empty());
+  Slice lo = ExtractUserKey(inputs_[0][0]->smallest), hi = ExtractUserKey(inputs_[0][0]->largest);
+  for (const auto& which : inputs_) {
+    for (const auto& f : which) {
+      if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
+      if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
+    }
+  }
+  return {lo, hi};
 }
 
 bool Compaction::IsTrivialMove() const {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "shale/comparator.h"
 #include "shale/slice.h"
 #include "src/base/dbformat.h"
 #include "src/db/version.h"
@@ -42,6 +43,8 @@ class Compaction {
   uint64_t max_output_file_size() const { return max_output_file_size_; }
   uint64_t InputBytes() const;
 
+  // The smallest and largest user keys of the input files: every output lies within them.
+  std::pair<Slice, Slice> UserKeyRange(const Comparator* ucmp) const;
   // One input file and nothing to merge it with: it can move down a level unchanged.
   bool IsTrivialMove() const;
   // Records the removal of every input in edit.

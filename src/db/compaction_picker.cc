@@ -143,50 +143,82 @@ uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& v
   return pending;
 }
 
-std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
-                                           std::vector<std::string>* compact_pointers) {
-  int best_level = -1;
-  double best = 1;
-  for (int level = 0; level + 1 < version->num_levels(); level++) {
-    const double score = LevelScore(vset, *version, level);
-    if (score >= best) {
-      best = score;
-      best_level = level;
-    }
+namespace {
+
+// Whether c would write into a key range of its output level that a running compaction writes
+// into. The inputs of running compactions are marked being_compacted and the picker never takes
+// them, which already keeps such ranges apart (the span a compaction writes at its output level
+// is covered by its own inputs, or at L1 by the whole of L0); this check states it outright.
+bool OutputConflicts(const Comparator* ucmp, const Compaction& c,
+                     const std::vector<const Compaction*>& running) {
+  const auto [lo, hi] = c.UserKeyRange(ucmp);
+  for (const Compaction* r : running) {
+    if (r->output_level() != c.output_level()) continue;
+    const auto [rlo, rhi] = r->UserKeyRange(ucmp);
+    if (ucmp->Compare(hi, rlo) >= 0 && ucmp->Compare(rhi, lo) >= 0) return true;
   }
-  if (best_level < 0) return nullptr;
+  return false;
+}
+
+// The compaction of level that the picker would run, or null when its inputs are busy.
+std::unique_ptr<Compaction> PickAtLevel(const VersionSet& vset, std::shared_ptr<Version> version,
+                                        int level, const std::vector<std::string>& pointers) {
   const Comparator* ucmp = vset.icmp()->user_comparator();
-  auto c = std::make_unique<Compaction>(version, best_level, OutputFileSize(vset));
-  const FileList& files = version->files(best_level);
-  if (best_level == 0) {
+  auto c = std::make_unique<Compaction>(version, level, OutputFileSize(vset));
+  const FileList& files = version->files(level);
+  if (level == 0) {
     if (AnyBusy(files)) return nullptr;
     c->mutable_inputs(0) = files;
   } else {
     std::shared_ptr<FileMetaData> pick =
         vset.options().compaction_pri == CompactionPri::kRoundRobin
-            ? PickRoundRobin(vset, files, (*compact_pointers)[best_level])
-            : PickMinOverlappingRatio(ucmp, files, version->files(best_level + 1));
+            ? PickRoundRobin(vset, files, pointers[level])
+            : PickMinOverlappingRatio(ucmp, files, version->files(level + 1));
     if (pick == nullptr) return nullptr;
     c->mutable_inputs(0).push_back(pick);
-    (*compact_pointers)[best_level] = pick->largest;
   }
   if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
-  // Invariant: of every compaction it returns, the picker guarantees (given a Version whose
-  // levels below L0 are sorted and disjoint, as VersionBuilder makes every Version):
-  //   - inputs(0) is not empty, and at L0 it is every L0 file (L0 files overlap one another:
-  //     leaving an older one behind would put newer data below it);
-  //   - inputs(1) is exactly the files of the output level whose user-key range meets [lo, hi],
-  //     the user-key span of inputs(0) (AddNextLevelInputs). They need not cover [lo, hi]
-  //     (there may be gaps between them), but no other file of the output level is in it;
-  //   - hence every other file of the output level lies wholly outside the user-key span of
-  //     all the inputs (its largest user key below the span's smallest, or its smallest above
-  //     the span's largest), so the outputs, whose keys all come from the inputs, cannot
-  //     overlap it.
-  // Asserted: the first and the last. The last for the files whose smallest user key <= their
-  // largest: the engine writes no other, but recovery accepts a MANIFEST that lists one, and
-  // such a file can meet the span without meeting [lo, hi].
-  SHALE_ASSERT(InputsComplete(ucmp, *c));
   return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
+                                           const std::vector<const Compaction*>& running,
+                                           std::vector<std::string>* compact_pointers) {
+  // Levels due for compaction, the highest score first; the first whose inputs are free wins.
+  std::vector<std::pair<double, int>> due;
+  for (int level = 0; level + 1 < version->num_levels(); level++) {
+    const double score = LevelScore(vset, *version, level);
+    if (score >= 1) due.emplace_back(score, level);
+  }
+  std::stable_sort(due.begin(), due.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  const Comparator* ucmp = vset.icmp()->user_comparator();
+  for (const auto& [score, level] : due) {
+    std::unique_ptr<Compaction> c = PickAtLevel(vset, version, level, *compact_pointers);
+    if (c == nullptr || OutputConflicts(ucmp, *c, running)) continue;
+    if (level > 0) (*compact_pointers)[level] = c->inputs(0)[0]->largest;
+    // Invariant: of every compaction it returns, the picker guarantees (given a Version whose
+    // levels below L0 are sorted and disjoint, as VersionBuilder makes every Version):
+    //   - inputs(0) is not empty, and at L0 it is every L0 file (L0 files overlap one another:
+    //     leaving an older one behind would put newer data below it);
+    //   - inputs(1) is exactly the files of the output level whose user-key range meets [lo, hi],
+    //     the user-key span of inputs(0) (AddNextLevelInputs). They need not cover [lo, hi]
+    //     (there may be gaps between them), but no other file of the output level is in it;
+    //   - hence every other file of the output level lies wholly outside the user-key span of
+    //     all the inputs (its largest user key below the span's smallest, or its smallest above
+    //     the span's largest), so the outputs, whose keys all come from the inputs, cannot
+    //     overlap it;
+    //   - no input is being compacted, and no running compaction writes into the key range of
+    //     the output level that this one writes into.
+    // Asserted: the first and the third. The third for the files whose smallest user key <=
+    // their largest: the engine writes no other, but recovery accepts a MANIFEST that lists one,
+    // and such a file can meet the span without meeting [lo, hi].
+    SHALE_ASSERT(InputsComplete(ucmp, *c));
+    return c;
+  }
+  return nullptr;
 }
 
 std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,

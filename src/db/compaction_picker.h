@@ -2,8 +2,9 @@
 //
 // L0's score is its file count over level0_file_num_compaction_trigger; level n >= 1 scores
 // its bytes (of files not being compacted) over max_bytes_for_level_base × multiplier^(n-1).
-// The highest score >= 1 is compacted: L0 takes every L0 file; level n takes one file, chosen
-// by Options::compaction_pri: the one with the fewest overlapping next-level bytes per byte
+// The highest score >= 1 is compacted, or the next when its inputs are busy (several
+// compactions may run at once): L0 takes every L0 file; level n takes one file, chosen by
+// Options::compaction_pri: the one with the fewest overlapping next-level bytes per byte
 // (kMinOverlappingRatio), or the next after the level's compaction pointer (kRoundRobin, round
 // robin over the key space). The next level's files overlapping the inputs join them.
 //
@@ -22,9 +23,12 @@ namespace shale {
 
 class VersionSet;
 
-// The compaction the tree needs most, or null when every score is below 1 (or its inputs are
-// busy). compact_pointers (one per level) is advanced for the level picked.
+// The compaction the tree needs most: of the levels whose score is >= 1, the highest-scoring
+// one whose inputs no running compaction holds (marked being_compacted) and whose output key
+// range no compaction in running writes into. Null when there is none. compact_pointers (one
+// per level) is advanced for the level picked.
 std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
+                                           const std::vector<const Compaction*>& running,
                                            std::vector<std::string>* compact_pointers);
 // The highest level score (>= 1 means a compaction is due).
 double MaxCompactionScore(const VersionSet& vset, const Version& version);

@@ -2,10 +2,11 @@
 // calls that wait for background work (Flush, WaitForCompact). The compaction jobs themselves
 // are in db_compaction.cc.
 //
-// Background threads (Options::max_background_jobs of them) share one loop: a flush of the
-// oldest immutable memtable takes priority; otherwise one compaction at a time runs when some
-// level's score reaches 1. Jobs hold mutex_ only to pick work and to install results; file IO
-// happens with it released.
+// Background threads (one more than the compactions that may run at once) share one loop: a
+// flush of the oldest immutable memtable takes priority (one at a time, so one thread is always
+// free for it); otherwise a compaction runs when some level's score reaches 1 and fewer than
+// CompactionLimit() run, on inputs no running compaction holds. Jobs hold mutex_ only to pick
+// work and to install results; file IO happens with it released.
 #include <algorithm>
 #include <chrono>
 #include <iterator>
@@ -151,7 +152,7 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
 
 Status DBImpl::StartBackgroundThreads() {
   try {
-    for (int i = 0; i < options_.max_background_jobs; i++) {
+    for (int i = 0; i < 1 + MaxCompactions(); i++) {
       bg_threads_.emplace_back([this] { BackgroundThread(); });
     }
   } catch (const std::system_error& e) {  // out of threads (ulimit -u, memory)
@@ -165,6 +166,38 @@ bool DBImpl::NeedsCompaction() const {
   return MaxCompactionScore(*versions_, *versions_->current()) >= 1;
 }
 
+int DBImpl::MaxCompactions() const {
+  if (options_.max_background_compactions > 0) return options_.max_background_compactions;
+  const int jobs = options_.max_background_jobs;
+  return std::max(1, jobs - std::max(1, jobs / 4));
+}
+
+size_t DBImpl::CompactionLimit() const {
+  const int max = MaxCompactions();
+  return static_cast<size_t>(max > 1 && CompactionBehind() ? max : 1);
+}
+
+bool DBImpl::CompactionBehind() const {
+  const Version& v = *versions_->current();
+  const int64_t trigger = options_.level0_file_num_compaction_trigger;
+  const int64_t slowdown = options_.level0_slowdown_writes_trigger;
+  if (static_cast<int64_t>(v.files(0).size()) >=
+      std::min(2 * trigger, trigger + (slowdown - trigger) / 4)) {
+    return true;
+  }
+  // Debt large next to the data at rest (the deepest level), or well on its way to the soft
+  // limit.
+  uint64_t bottom = 0;
+  for (int level = v.num_levels() - 1; level > 0 && bottom == 0; level--) {
+    bottom = v.NumLevelBytes(level);
+  }
+  uint64_t threshold = std::max(bottom / 8, 2 * options_.max_bytes_for_level_base);
+  if (options_.soft_pending_compaction_bytes_limit > 0) {
+    threshold = std::min(threshold, options_.soft_pending_compaction_bytes_limit / 4);
+  }
+  return pending_compaction_bytes_ > 0 && pending_compaction_bytes_ >= threshold;
+}
+
 void DBImpl::BackgroundThread() {
   MutexLock l(&mutex_);
   while (!shutting_down_) {
@@ -176,10 +209,8 @@ void DBImpl::BackgroundThread() {
       bg_work_cv_.SignalAll();
       continue;
     }
-    if (!compaction_running_ && bg_error_.ok() && NeedsCompaction()) {
-      compaction_running_ = true;
-      BackgroundCompaction();
-      compaction_running_ = false;
+    if (bg_error_.ok() && running_compactions_.size() < CompactionLimit() && NeedsCompaction() &&
+        BackgroundCompaction()) {
       bg_done_cv_.SignalAll();
       bg_work_cv_.SignalAll();
       continue;
@@ -333,7 +364,7 @@ Status DBImpl::WaitForCompact() {
   if (!s.ok()) return s;
   MutexLock l(&mutex_);
   while (bg_error_.ok() && !shutting_down_ &&
-         (flush_running_ || compaction_running_ || !imm_.empty() || NeedsCompaction())) {
+         (flush_running_ || !running_compactions_.empty() || !imm_.empty() || NeedsCompaction())) {
     bg_work_cv_.SignalAll();
     bg_done_cv_.Wait();
   }

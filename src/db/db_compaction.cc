@@ -3,12 +3,17 @@
 // overlapping files of the next) into new files of the next level, deciding each user key's
 // entries together (CompactKeyEntries) against the live snapshots; it writes with mutex_
 // released and installs its result in one MANIFEST record. A single input with nothing to
-// merge moves down a level unchanged.
+// merge moves down a level unchanged. Several compactions may run at once on disjoint inputs
+// (see db_background.cc); one from L0, or a manual one, may be split into subcompactions
+// (subcompaction.h), each part written by a thread of its own.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -17,6 +22,7 @@
 #include "src/db/compaction_picker.h"
 #include "src/db/db_impl.h"
 #include "src/db/merging_iterator.h"
+#include "src/db/subcompaction.h"
 #include "src/util/invariants.h"
 
 namespace shale {
@@ -25,22 +31,6 @@ namespace {
 // Compaction inputs are read in requests of this size (fewer, larger reads beside foreground
 // point reads; with direct IO each block would otherwise be its own device read).
 constexpr size_t kCompactionReadahead = 2 << 20;
-
-// The smallest and largest user keys of a compaction's input files (it has at least one).
-std::pair<Slice, Slice> InputUserKeyRange(const Compaction& c, const Comparator* ucmp) {
-  std::optional<std::pair<Slice, Slice>> range;
-  for (int which = 0; which < 2; which++) {
-    for (const auto& f : c.inputs(which)) {
-      const Slice smallest = ExtractUserKey(f->smallest);
-      const Slice largest = ExtractUserKey(f->largest);
-      if (!range) range.emplace(smallest, largest);
-      if (ucmp->Compare(smallest, range->first) < 0) range->first = smallest;
-      if (ucmp->Compare(largest, range->second) > 0) range->second = largest;
-    }
-  }
-  SHALE_ASSERT(range.has_value());
-  return *range;
-}
 
 }  // namespace
 
@@ -53,29 +43,41 @@ std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
 
 // ---------------------------------------------------------------- background compaction
 
-void DBImpl::BackgroundCompaction() {
+bool DBImpl::BackgroundCompaction() {
   std::vector<std::string>& pointers = compact_pointers_;
   if (pointers.size() < static_cast<size_t>(options_.num_levels))
     pointers.resize(options_.num_levels);
-  std::unique_ptr<Compaction> c = PickCompaction(*versions_, versions_->current(), &pointers);
-  if (c == nullptr) return;
-  Status s = RunCompaction(c.get());
+  std::unique_ptr<Compaction> c =
+      PickCompaction(*versions_, versions_->current(), running_compactions_, &pointers);
+  if (c == nullptr) return false;
+  Status s = RunCompaction(c.get(), /*manual=*/false);
   if (!s.ok() && !shutting_down_) SetBackgroundErrorLocked(s);
+  return true;
 }
 
 // ---------------------------------------------------------------- one compaction's steps
 
-// One compaction's work in progress: what it decides with, the entries of the user key being
-// gathered, the output being written and the outputs written so far. Used by the compaction's
-// thread alone (which releases mutex_ while it writes).
+// The work in progress of one compaction, or of one part of its key range (a subcompaction):
+// what it decides with, the entries of the user key being gathered, the output being written
+// and the outputs written so far. Used by one thread alone (which holds no mutex_ while it
+// writes); parts of one compaction share only the Compaction and the stop flag.
 struct DBImpl::CompactionState {
   CompactionState(Compaction* c, std::vector<SequenceNumber> snapshot_seqs,
-                  const TableBuilderOptions& builder_options)
-      : compaction(c), snapshots(std::move(snapshot_seqs)), options(builder_options) {}
+                  const TableBuilderOptions& builder_options, std::atomic<bool>* stop_flag)
+      : compaction(c),
+        snapshots(std::move(snapshot_seqs)),
+        options(builder_options),
+        stop(stop_flag) {}
 
   Compaction* const compaction;
   const std::vector<SequenceNumber> snapshots;  // live snapshots, ascending
   const TableBuilderOptions options;
+  // The part's user keys: [start, end), unbounded where unset.
+  std::optional<std::string> start, end;
+  // Set by a part that failed, so that its siblings stop early.
+  std::atomic<bool>* const stop;
+  Status status;
+  bool stopped_by_sibling = false;
 
   // The user key whose entries (newest first) are being gathered, and its survivors.
   std::string user_key;
@@ -91,17 +93,59 @@ struct DBImpl::CompactionState {
   uint64_t bytes_written = 0;
 };
 
-Status DBImpl::RunCompaction(Compaction* c) {
+Status DBImpl::RunCompaction(Compaction* c, bool manual) {
   c->MarkBeingCompacted(true);
   if (c->IsTrivialMove()) return MoveFileDownLocked(c);
-  CompactionState state(c, SnapshotSequences(), BuilderOptions());
+  running_compactions_.push_back(c);
+  const std::vector<SequenceNumber> snapshots = SnapshotSequences();
+  const TableBuilderOptions builder_options = BuilderOptions();
+  const bool split = options_.max_subcompactions > 1 && (c->level() == 0 || manual);
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<CompactionState>> parts;
   mutex_.Unlock();
-  Status s = WriteCompactionOutputs(&state);
+  std::vector<std::string> boundaries;
+  if (split) {
+    boundaries = SubcompactionBoundaries(*c, table_cache_.get(), icmp_.user_comparator(),
+                                         options_.max_subcompactions, c->max_output_file_size());
+  }
+  for (size_t i = 0; i <= boundaries.size(); i++) {
+    auto part = std::make_unique<CompactionState>(c, snapshots, builder_options, &stop);
+    if (i > 0) part->start = boundaries[i - 1];
+    if (i < boundaries.size()) part->end = boundaries[i];
+    parts.push_back(std::move(part));
+  }
+  if (split && stats_ != nullptr)
+    stats_->recordInHistogram(NUM_SUBCOMPACTIONS_SCHEDULED, parts.size());
+  RunSubcompactions(parts);
+  // The first failure a part met itself (its siblings then stopped with Aborted).
+  Status s;
+  for (const auto& part : parts) {
+    if (!part->status.ok() && !part->stopped_by_sibling) {
+      s = part->status;
+      break;
+    }
+  }
   mutex_.Lock();
-  s = InstallCompactionResultsLocked(&state, s);
+  s = InstallCompactionResultsLocked(parts, s);
+  running_compactions_.erase(
+      std::find(running_compactions_.begin(), running_compactions_.end(), c));
   c->ReleaseInputVersion();  // it would keep the replaced inputs live
   DeleteObsoleteFiles();
   return s;
+}
+
+void DBImpl::RunSubcompactions(const std::vector<std::unique_ptr<CompactionState>>& parts) {
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < parts.size(); i++) {
+    CompactionState* part = parts[i].get();
+    try {
+      threads.emplace_back([this, part] { part->status = WriteCompactionOutputs(part); });
+    } catch (const std::system_error&) {  // no thread to be had: run the part here
+      part->status = WriteCompactionOutputs(part);
+    }
+  }
+  parts[0]->status = WriteCompactionOutputs(parts[0].get());
+  for (std::thread& t : threads) t.join();
 }
 
 Status DBImpl::MoveFileDownLocked(Compaction* c) {
@@ -137,10 +181,22 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   // (WriteKeyEntries) and written, and outputs are cut only between user keys, so a key
   // never spans two files of a level.
   const Comparator* ucmp = icmp_.user_comparator();
+  if (state->start.has_value()) {
+    std::string seek;
+    AppendInternalKey(&seek, *state->start, kMaxSequenceNumber, kValueTypeForSeek);
+    input->Seek(seek);
+  } else {
+    input->SeekToFirst();
+  }
   Status s;
-  for (input->SeekToFirst(); input->Valid() && s.ok(); input->Next()) {
+  for (; input->Valid() && s.ok(); input->Next()) {
     if (shutdown_requested_.load(std::memory_order_relaxed)) {
       s = Status::Aborted("shutting down");
+      break;
+    }
+    if (state->stop->load(std::memory_order_relaxed)) {
+      s = Status::Aborted("another part of the compaction failed");
+      state->stopped_by_sibling = true;
       break;
     }
     const Slice key = input->key();
@@ -149,6 +205,7 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
       s = Status::Corruption("compaction input has a malformed key");
       break;
     }
+    if (state->end.has_value() && ucmp->Compare(p.user_key, *state->end) >= 0) break;
     if (state->key_entries.empty() || ucmp->Compare(p.user_key, state->user_key) != 0) {
       s = WriteKeyEntries(state);
       if (!s.ok()) break;
@@ -164,6 +221,7 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   // An output left unfinished is closed here, before the inputs are.
   state->builder.reset();
   state->file.reset();
+  if (!s.ok()) state->stop->store(true, std::memory_order_relaxed);
   return s;
 }
 
@@ -234,7 +292,7 @@ Status DBImpl::FinishCompactionOutput(CompactionState* state) {
 Status DBImpl::CheckOutputsWithinInputs(const Compaction& c,
                                         const std::vector<FileMetaData>& outputs) const {
   const Comparator* ucmp = icmp_.user_comparator();
-  const auto [smallest, largest] = InputUserKeyRange(c, ucmp);
+  const auto [smallest, largest] = c.UserKeyRange(ucmp);
   for (const FileMetaData& f : outputs) {
     if (ucmp->Compare(ExtractUserKey(f.smallest), smallest) < 0 ||
         ucmp->Compare(ExtractUserKey(f.largest), largest) > 0) {
@@ -246,29 +304,38 @@ Status DBImpl::CheckOutputsWithinInputs(const Compaction& c,
   return Status::OK();
 }
 
-Status DBImpl::InstallCompactionResultsLocked(CompactionState* state, Status s) {
-  const Compaction& c = *state->compaction;
+Status DBImpl::InstallCompactionResultsLocked(
+    const std::vector<std::unique_ptr<CompactionState>>& parts, Status s) {
+  const Compaction& c = *parts.front()->compaction;
+  std::vector<FileMetaData> outputs;
+  uint64_t bytes_written = 0;
+  for (const auto& part : parts) {
+    outputs.insert(outputs.end(), part->outputs.begin(), part->outputs.end());
+    bytes_written += part->bytes_written;
+  }
   if (s.ok()) {
     VersionEdit edit;
     c.AddInputDeletions(&edit);
-    s = CheckOutputsWithinInputs(c, state->outputs);
-    for (const FileMetaData& f : state->outputs) edit.AddFile(c.output_level(), f);
+    s = CheckOutputsWithinInputs(c, outputs);
+    for (const FileMetaData& f : outputs) edit.AddFile(c.output_level(), f);
     if (s.ok()) s = versions_->LogAndApply(&edit);
   }
-  for (uint64_t number : state->created) pending_outputs_.erase(number);
+  for (const auto& part : parts) {
+    for (uint64_t number : part->created) pending_outputs_.erase(number);
+  }
   c.MarkBeingCompacted(false);
   if (s.ok()) {
     num_compactions_++;
     compaction_read_bytes_ += c.InputBytes();
-    compaction_write_bytes_ += state->bytes_written;
+    compaction_write_bytes_ += bytes_written;
     LevelCompactionStats& ls = LevelStatsLocked(c.output_level());
     ls.compactions++;
     for (const auto& f : c.inputs(0)) ls.read_level_bytes += f->file_size;
     for (const auto& f : c.inputs(1)) ls.read_next_bytes += f->file_size;
-    ls.write_bytes += state->bytes_written;
+    ls.write_bytes += bytes_written;
     if (stats_ != nullptr) {
       stats_->recordTick(COMPACT_READ_BYTES, c.InputBytes());
-      stats_->recordTick(COMPACT_WRITE_BYTES, state->bytes_written);
+      stats_->recordTick(COMPACT_WRITE_BYTES, bytes_written);
     }
     InstallSuperVersion();
   }
@@ -285,9 +352,8 @@ Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, cons
   if (!s.ok()) return s;
   MutexLock l(&mutex_);
   // Take compaction over from the background threads.
-  while (manual_compaction_ || compaction_running_) bg_done_cv_.Wait();
+  while (manual_compaction_ || !running_compactions_.empty()) bg_done_cv_.Wait();
   manual_compaction_ = true;
-  compaction_running_ = true;
   int last = 0;
   {
     auto v = versions_->current();
@@ -302,10 +368,9 @@ Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, cons
     std::unique_ptr<Compaction> c =
         RangeCompaction(*versions_, versions_->current(), level, begin, end);
     if (c == nullptr) continue;
-    s = RunCompaction(c.get());
+    s = RunCompaction(c.get(), /*manual=*/true);
     if (!s.ok()) SetBackgroundErrorLocked(s);
   }
-  compaction_running_ = false;
   manual_compaction_ = false;
   bg_done_cv_.SignalAll();
   bg_work_cv_.SignalAll();

@@ -138,18 +138,33 @@ class DBImpl final : public DB {
   // Writes mem as an L0 table (mutex released meanwhile); adds the file to edit.
   Status WriteLevel0Table(MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
   bool NeedsCompaction() const REQUIRES(mutex_);
+  // Compactions that may run at once (Options::max_background_compactions, or derived from
+  // max_background_jobs), and how many may run now: all of them while compaction is behind
+  // (CompactionBehind), otherwise one.
+  int MaxCompactions() const;
+  size_t CompactionLimit() const REQUIRES(mutex_);
+  // L0 or the pending compaction bytes passed the point where compactions run in parallel
+  // (see Options::max_background_compactions).
+  bool CompactionBehind() const REQUIRES(mutex_);
   // Deletes files no live Version, pending output or live WAL needs.
   void DeleteObsoleteFiles() REQUIRES(mutex_);
   TableBuilderOptions BuilderOptions() const;
 
   // ---- Compaction jobs (db_compaction.cc) ----
-  // Runs the compaction the picker chooses, if any; its failure becomes the background error.
-  void BackgroundCompaction() REQUIRES(mutex_);
-  // Runs c (mutex released for the file IO) and installs its result.
-  Status RunCompaction(Compaction* c) REQUIRES(mutex_);
-  // RunCompaction's steps. CompactionState (db_compaction.cc) is one compaction's work in
-  // progress; the steps that exclude mutex_ run while RunCompaction has released it.
+  // Runs the compaction the picker chooses; its failure becomes the background error. False
+  // when there was none to run (every due level's inputs are busy).
+  bool BackgroundCompaction() REQUIRES(mutex_);
+  // Runs c (mutex released for the file IO) and installs its result. A compaction from L0, or
+  // a manual one, is split into subcompactions (Options::max_subcompactions) run on threads of
+  // their own.
+  Status RunCompaction(Compaction* c, bool manual) REQUIRES(mutex_);
+  // RunCompaction's steps. CompactionState (db_compaction.cc) is the work in progress of one
+  // compaction, or of one part of it (a subcompaction); the steps that exclude mutex_ run
+  // while RunCompaction has released it, one thread per CompactionState.
   struct CompactionState;
+  // Runs each part on a thread of its own (the first on the caller's).
+  void RunSubcompactions(const std::vector<std::unique_ptr<CompactionState>>& parts)
+      EXCLUDES(mutex_);
   // One input and nothing to merge it with: records it one level down, unchanged.
   Status MoveFileDownLocked(Compaction* c) REQUIRES(mutex_);
   // Merges the inputs into output tables, cut at the output size between user keys.
@@ -162,10 +177,11 @@ class DBImpl final : public DB {
       EXCLUDES(mutex_);
   // Finishes, syncs and closes the open output and records it (when that succeeded).
   Status FinishCompactionOutput(CompactionState* state) EXCLUDES(mutex_);
-  // With s ok, replaces the inputs by the outputs in a new Version; then releases the pending
-  // outputs and the inputs, and counts the work. Returns s, or the outputs' range check's or the
-  // MANIFEST write's error.
-  Status InstallCompactionResultsLocked(CompactionState* state, Status s) REQUIRES(mutex_);
+  // With s ok, replaces the inputs by the outputs of every part (in key order) in a new
+  // Version; then releases the pending outputs and the inputs, and counts the work. Returns s,
+  // or the outputs' range check's or the MANIFEST write's error.
+  Status InstallCompactionResultsLocked(const std::vector<std::unique_ptr<CompactionState>>& parts,
+                                        Status s) REQUIRES(mutex_);
   // Corruption when an output holds a user key outside the inputs' recorded range.
   Status CheckOutputsWithinInputs(const Compaction& c,
                                   const std::vector<FileMetaData>& outputs) const;
@@ -213,6 +229,8 @@ class DBImpl final : public DB {
   std::string BackgroundErrorsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string WriteStallProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string PendingCompactionBytesProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  std::string RunningCompactionsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
+  std::string RunningFlushesProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string StatsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   // What compactions into one level did, for shale.stats.
   struct LevelCompactionStats {
@@ -309,7 +327,8 @@ class DBImpl final : public DB {
   std::atomic<bool> shutdown_requested_{false};  // read by running jobs without the mutex
   std::vector<std::string> compact_pointers_ GUARDED_BY(mutex_);  // per level
   bool flush_running_ GUARDED_BY(mutex_) = false;
-  bool compaction_running_ GUARDED_BY(mutex_) = false;
+  // Compactions writing outputs (trivial moves finish under mutex_ and are never listed).
+  std::vector<const Compaction*> running_compactions_ GUARDED_BY(mutex_);
   bool manual_compaction_ GUARDED_BY(mutex_) = false;      // CompactRange owns compaction
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // table files being written
   uint64_t stall_count_l0_slowdown_ GUARDED_BY(mutex_) = 0;

@@ -46,6 +46,7 @@ constexpr uint64_t kWalZeroFillBytes = 1 << 20;
 // Upper bounds that keep Open from failing on allocation or thread creation.
 constexpr size_t kMaxWriteBufferSize = size_t{64} << 30;
 constexpr int kMaxBackgroundJobs = 64;
+constexpr uint32_t kMaxSubcompactions = 64;
 
 Status ValidateOptions(const Options& o) {
   auto bad = [](const char* field, const std::string& why) {
@@ -89,6 +90,13 @@ Status ValidateOptions(const Options& o) {
   }
   if (o.max_background_jobs < 1 || o.max_background_jobs > kMaxBackgroundJobs) {
     return bad("max_background_jobs", "must be in [1, 64]");
+  }
+  if (o.max_background_compactions != -1 &&
+      (o.max_background_compactions < 1 || o.max_background_compactions > kMaxBackgroundJobs)) {
+    return bad("max_background_compactions", "must be -1 (from max_background_jobs) or in [1, 64]");
+  }
+  if (o.max_subcompactions < 1 || o.max_subcompactions > kMaxSubcompactions) {
+    return bad("max_subcompactions", "must be in [1, 64]");
   }
   if (o.max_open_files != -1 && o.max_open_files < 1) {
     return bad("max_open_files", "must be -1 (unbounded) or >= 1");

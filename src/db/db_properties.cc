@@ -62,6 +62,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
       {"shale.io.async-path", &DBImpl::AsyncPathProperty},
       {"shale.background-errors", &DBImpl::BackgroundErrorsProperty},
       {"shale.write-stall", &DBImpl::WriteStallProperty},
+      {"shale.num-running-compactions", &DBImpl::RunningCompactionsProperty},
+      {"shale.num-running-flushes", &DBImpl::RunningFlushesProperty},
       {"shale.stats", &DBImpl::StatsProperty},
   };
   for (const auto& [known, read] : kReaders) {
@@ -148,6 +150,16 @@ std::string DBImpl::BackgroundErrorsProperty(const SuperVersion&) const {
 std::string DBImpl::PendingCompactionBytesProperty(const SuperVersion&) const {
   MutexLock l(&mutex_);
   return std::to_string(pending_compaction_bytes_);
+}
+
+std::string DBImpl::RunningCompactionsProperty(const SuperVersion&) const {
+  MutexLock l(&mutex_);
+  return std::to_string(running_compactions_.size());
+}
+
+std::string DBImpl::RunningFlushesProperty(const SuperVersion&) const {
+  MutexLock l(&mutex_);
+  return flush_running_ ? "1" : "0";
 }
 
 std::string DBImpl::WriteStallProperty(const SuperVersion&) const {

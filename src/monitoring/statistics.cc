@@ -46,10 +46,15 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
 };
 
 constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
-    "shale.db.get.micros",    "shale.db.multiget.micros",
-    "shale.db.write.micros",  "shale.db.get.merge.operands.micros",
-    "shale.sst.read.micros",  "shale.wal.file.sync.micros",
-    "shale.write.group.size", "shale.bytes.per.write",
+    "shale.db.get.micros",
+    "shale.db.multiget.micros",
+    "shale.db.write.micros",
+    "shale.db.get.merge.operands.micros",
+    "shale.sst.read.micros",
+    "shale.wal.file.sync.micros",
+    "shale.write.group.size",
+    "shale.bytes.per.write",
+    "shale.num.subcompactions.scheduled",
 };
 
 // An enum value added without its name would print as null: every slot must be filled.
