@@ -298,6 +298,11 @@ Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& 
                                  BlockRef* ref, ReadaheadBuffer* readahead) const {
   ref->Reset();
   if (LookupCachedBlock(handle, ref)) return Status::OK();
+  if (options.rate_limiter_priority != IOPriority::kTotal && options_.rate_limiter != nullptr &&
+      options_.rate_limiter->IsRateLimited(RateLimiter::OpType::kRead)) {
+    options_.rate_limiter->Request(static_cast<int64_t>(handle.size() + kBlockTrailerSize),
+                                   options.rate_limiter_priority, options_.statistics);
+  }
   const uint64_t start = options_.statistics != nullptr ? NowMicros() : 0;
   PerfTimer timer(&PerfContext::block_read_time);
   BlockContents contents;

@@ -27,6 +27,7 @@
 #include "shale/cache.h"
 #include "shale/file_system.h"
 #include "shale/options.h"
+#include "shale/rate_limiter.h"
 #include "shale/statistics.h"
 #include "src/base/async_read.h"
 #include "src/base/dbformat.h"
@@ -49,6 +50,9 @@ struct TableReaderOptions {
   // another operator is refused (InvalidArgument).
   const char* merge_operator_name = nullptr;
   bool check_merge_operator = false;
+  // Blocks read for a ReadOptions whose rate_limiter_priority is not kTotal pass this limiter
+  // first, when it limits reads (null: none).
+  RateLimiter* rate_limiter = nullptr;
 };
 
 // A data block in use: either pinned in the block cache or owned here.

@@ -569,6 +569,8 @@ TEST_P(DBPowerLossTest, CrashAtEveryOperationOfWritesFlushCompactionAndManifestR
     EXPECT_GE(manifests, 1);
   }
   ASSERT_GT(total_ops, 100u);
+  // Flush and compaction run on threads of their own, so the operation numbered k need not be
+  // the same one in every run: the crash points are spread over the runs, not replayed exactly.
   // About 20 evenly spread operation indexes per case by default (CI: 8 cases);
   // SHALE_CRASH_STRIDE=1 tries every one (the long run: every case, > 100,000 crash points).
   const char* stride_env = std::getenv("SHALE_CRASH_STRIDE");

@@ -42,6 +42,8 @@ struct OptionSet {
   // L0 or manual compaction.
   int max_background_jobs = 2;
   uint32_t max_subcompactions = 1;
+  // Background IO paced (bytes per second, all IO; 0: no rate limiter).
+  int64_t rate_limit = 0;
 };
 
 const OptionSet kOptionSets[] = {
@@ -59,9 +61,10 @@ const OptionSet kOptionSets[] = {
      WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 2048, 8192, 256,
      CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kRoundRobin, 16 << 10,
      64 << 10},
-    {"tiny-lsm-parallel-compactions", true, false, WALRecoveryMode::kTolerateCorruptedTailRecords,
-     1 << 20, 4096, 1024, 4096, 256, CompressionType::kNoCompression, false, 10, 1.0 / 64,
-     CompactionPri::kMinOverlappingRatio, 16 << 10, 64 << 10, 4, 3},
+    {"tiny-lsm-parallel-compactions-rate-limited", true, false,
+     WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 1024, 4096, 256,
+     CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kMinOverlappingRatio,
+     16 << 10, 64 << 10, 4, 3, 64 << 20},
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
@@ -185,6 +188,9 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   options_.bloom_bits_per_key = set.bloom_bits;
   options_.max_background_jobs = set.max_background_jobs;
   options_.max_subcompactions = set.max_subcompactions;
+  options_.rate_limiter = set.rate_limit > 0 ? NewGenericRateLimiter(set.rate_limit, 10 * 1000, 10,
+                                                                     RateLimiter::Mode::kAllIo)
+                                             : nullptr;
   options_.level0_file_num_compaction_trigger = 2;
   options_.num_levels = 5;
   options_.block_cache = NewLRUCache(64 << 10);  // small: blocks get evicted and re-read

@@ -142,9 +142,9 @@ TEST_F(StatisticsTest, ToStringHasEveryNameInRocksDbLayout) {
   ASSERT_TRUE(Put("a", "1").ok());
   EXPECT_EQ(Get("a"), "1");
   const std::string text = options_.statistics->ToString();
-  const std::regex ticker(R"(shale\.[a-z0-9.]+ COUNT : [0-9]+)");
+  const std::regex ticker(R"(shale\.[a-z0-9._]+ COUNT : [0-9]+)");
   const std::regex histogram(
-      R"(shale\.[a-z0-9.]+ P50 : [0-9.]+ P95 : [0-9.]+ P99 : [0-9.]+ P100 : [0-9.]+ COUNT : [0-9]+ SUM : [0-9]+)");
+      R"(shale\.[a-z0-9._]+ P50 : [0-9.]+ P95 : [0-9.]+ P99 : [0-9.]+ P100 : [0-9.]+ COUNT : [0-9]+ SUM : [0-9]+)");
   std::istringstream in(text);
   std::string line;
   int tickers = 0, histograms = 0;

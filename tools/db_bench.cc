@@ -84,6 +84,9 @@ DEFINE_int32(max_background_jobs, 2, "Background flush and compaction threads");
 DEFINE_int32(max_background_compactions, -1,
              "Compactions that may run at once (-1: from max_background_jobs)");
 DEFINE_int32(subcompactions, 1, "Parts an L0 or manual compaction is split into, run in parallel");
+DEFINE_int64(rate_limiter_bytes_per_sec, 0, "Flush and compaction write rate (0: unlimited)");
+DEFINE_int64(rate_limiter_refill_period_us, 100 * 1000, "Rate limiter refill period");
+DEFINE_bool(rate_limit_bg_reads, false, "The rate limiter also paces compaction reads");
 DEFINE_int32(num_levels, 7, "Levels of the LSM tree");
 DEFINE_int32(level0_file_num_compaction_trigger, 4, "L0 files that start a compaction");
 DEFINE_int32(level0_slowdown_writes_trigger, 20, "L0 files that slow writes down");
@@ -355,6 +358,15 @@ class Benchmark {
     o.max_background_jobs = FLAGS_max_background_jobs;
     o.max_background_compactions = FLAGS_max_background_compactions;
     o.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
+    if (FLAGS_rate_limiter_bytes_per_sec > 0) {
+      o.rate_limiter = NewGenericRateLimiter(
+          FLAGS_rate_limiter_bytes_per_sec, FLAGS_rate_limiter_refill_period_us, 10,
+          FLAGS_rate_limit_bg_reads ? RateLimiter::Mode::kAllIo : RateLimiter::Mode::kWritesOnly);
+      if (o.rate_limiter == nullptr) {
+        std::fprintf(stderr, "db_bench: invalid -rate_limiter_refill_period_us\n");
+        std::exit(2);
+      }
+    }
     o.num_levels = FLAGS_num_levels;
     o.level0_file_num_compaction_trigger = FLAGS_level0_file_num_compaction_trigger;
     o.level0_slowdown_writes_trigger = FLAGS_level0_slowdown_writes_trigger;

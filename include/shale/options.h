@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "shale/comparator.h"
+#include "shale/rate_limiter.h"
 
 namespace shale {
 
@@ -69,6 +70,9 @@ struct Options {
   // blocks are not in it: each open table reader holds its own (see max_open_files). Blocks
   // of deleted tables stay until evicted.
   std::shared_ptr<Cache> block_cache;
+  // Paces flush writes (at kHigh) and compaction writes (at kLow) — or, by its mode, the blocks
+  // compactions read — to its rate (null: unlimited). See shale/rate_limiter.h.
+  std::shared_ptr<RateLimiter> rate_limiter;
 
   // ---- Memtables and write path ----
   // Bytes of memtable before it is switched for a new one and flushed. In [1, 64 GiB]. From
@@ -151,6 +155,9 @@ struct ReadOptions {
   // 8 KiB doubling up to 256 KiB while the scan stays sequential. Compaction reads its inputs
   // with 2 MiB.
   size_t readahead_size = 0;
+  // Blocks read from table files pass the DB's rate limiter at this priority when its mode
+  // limits reads (kTotal: never). Compactions read at kLow.
+  IOPriority rate_limiter_priority = IOPriority::kTotal;
 };
 
 struct WriteOptions {

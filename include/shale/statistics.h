@@ -50,6 +50,7 @@ enum Tickers : uint32_t {
   NUMBER_FLUSHES,
   ASYNC_READ_SUBMITTED,
   ASYNC_READ_FALLBACK,
+  NUMBER_RATE_LIMITER_DRAINS,  // background IO requests that waited for the rate limiter
   TICKER_ENUM_MAX
 };
 

@@ -1,11 +1,15 @@
 #include "src/db/builder.h"
 
+#include <utility>
+
 #include "src/base/filename.h"
+#include "src/env/rate_limited_file.h"
 
 namespace shale {
 
 Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderOptions& options,
-                  InternalIterator* iter, FileMetaData* meta) {
+                  InternalIterator* iter, FileMetaData* meta, RateLimiter* limiter,
+                  Statistics* stats) {
   meta->file_size = 0;
   iter->SeekToFirst();
   if (!iter->Valid()) return iter->status();
@@ -13,6 +17,7 @@ Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderO
   std::unique_ptr<WritableFile> file;
   Status s = fs->NewWritableFile(name, FileOptions(), &file);
   if (!s.ok()) return s;
+  file = RateLimitedWritableFile::Wrap(std::move(file), limiter, IOPriority::kHigh, stats);
   TableBuilder builder(options, file.get());
   meta->smallest = iter->key().ToString();
   for (; iter->Valid() && s.ok(); iter->Next()) {

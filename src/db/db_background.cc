@@ -162,7 +162,9 @@ Status DBImpl::StartBackgroundThreads() {
 }
 
 bool DBImpl::NeedsCompaction() const {
-  if (options_.disable_auto_compactions || manual_compaction_) return false;
+  if (options_.disable_auto_compactions || manual_compaction_ || manual_compactions_waiting_ > 0) {
+    return false;
+  }
   return MaxCompactionScore(*versions_, *versions_->current()) >= 1;
 }
 
@@ -230,7 +232,8 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
   {
     mutex_.Unlock();
     std::unique_ptr<InternalIterator> iter = mem->NewIterator();
-    s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta);
+    s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta, options_.rate_limiter.get(),
+                   stats_);
     mutex_.Lock();
   }
   if (s.ok() && meta.file_size > 0) {

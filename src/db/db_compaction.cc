@@ -23,6 +23,7 @@
 #include "src/db/db_impl.h"
 #include "src/db/merging_iterator.h"
 #include "src/db/subcompaction.h"
+#include "src/env/rate_limited_file.h"
 #include "src/util/invariants.h"
 
 namespace shale {
@@ -51,7 +52,9 @@ bool DBImpl::BackgroundCompaction() {
       PickCompaction(*versions_, versions_->current(), running_compactions_, &pointers);
   if (c == nullptr) return false;
   Status s = RunCompaction(c.get(), /*manual=*/false);
-  if (!s.ok() && !shutting_down_) SetBackgroundErrorLocked(s);
+  if (!s.ok() && !shutdown_requested_.load(std::memory_order_relaxed)) {
+    SetBackgroundErrorLocked(s);
+  }
   return true;
 }
 
@@ -127,15 +130,17 @@ Status DBImpl::RunCompaction(Compaction* c, bool manual) {
   }
   mutex_.Lock();
   s = InstallCompactionResultsLocked(parts, s);
-  running_compactions_.erase(
-      std::find(running_compactions_.begin(), running_compactions_.end(), c));
   c->ReleaseInputVersion();  // it would keep the replaced inputs live
   DeleteObsoleteFiles();
+  // Listed until its replaced inputs are gone, so that WaitForCompact returns after that.
+  running_compactions_.erase(
+      std::find(running_compactions_.begin(), running_compactions_.end(), c));
   return s;
 }
 
 void DBImpl::RunSubcompactions(const std::vector<std::unique_ptr<CompactionState>>& parts) {
   std::vector<std::thread> threads;
+  threads.reserve(parts.size());
   for (size_t i = 1; i < parts.size(); i++) {
     CompactionState* part = parts[i].get();
     try {
@@ -169,6 +174,7 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   ReadOptions ro;
   ro.fill_cache = false;
   ro.readahead_size = kCompactionReadahead;
+  ro.rate_limiter_priority = IOPriority::kLow;
   std::vector<std::unique_ptr<InternalIterator>> children;
   for (int which = 0; which < 2; which++) {
     for (const auto& f : state->compaction->inputs(which)) {
@@ -261,6 +267,8 @@ Status DBImpl::OpenCompactionOutput(CompactionState* state, const std::string& f
   Status r = fs_->NewWritableFile(TableFileName(dbname_, state->current.number), FileOptions(),
                                   &state->file);
   if (!r.ok()) return r;
+  state->file = RateLimitedWritableFile::Wrap(std::move(state->file), options_.rate_limiter.get(),
+                                              IOPriority::kLow, stats_);
   state->builder = std::make_unique<TableBuilder>(state->options, state->file.get());
   state->current.smallest = first_key;
   return Status::OK();
@@ -352,7 +360,10 @@ Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, cons
   if (!s.ok()) return s;
   MutexLock l(&mutex_);
   // Take compaction over from the background threads.
+  // Background threads start no new compaction while this waits (NeedsCompaction).
+  manual_compactions_waiting_++;
   while (manual_compaction_ || !running_compactions_.empty()) bg_done_cv_.Wait();
+  manual_compactions_waiting_--;
   manual_compaction_ = true;
   int last = 0;
   {

@@ -20,6 +20,7 @@ DBImpl::DBImpl(const Options& options, std::string dbname)
   ro.comparator = &icmp_;
   ro.block_cache = block_cache_;
   ro.statistics = stats_;
+  ro.rate_limiter = options_.rate_limiter.get();
   ro.check_merge_operator = true;
   ro.merge_operator_name = options_.merge_operator ? options_.merge_operator->Name() : nullptr;
   table_cache_ = std::make_unique<TableCache>(dbname_, fs_.get(), ro, options_.max_open_files,

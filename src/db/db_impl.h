@@ -330,6 +330,7 @@ class DBImpl final : public DB {
   // Compactions writing outputs (trivial moves finish under mutex_ and are never listed).
   std::vector<const Compaction*> running_compactions_ GUARDED_BY(mutex_);
   bool manual_compaction_ GUARDED_BY(mutex_) = false;      // CompactRange owns compaction
+  int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;  // CompactRange calls waiting for it
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // table files being written
   uint64_t stall_count_l0_slowdown_ GUARDED_BY(mutex_) = 0;
   uint64_t stall_count_l0_stop_ GUARDED_BY(mutex_) = 0;

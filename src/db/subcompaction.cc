@@ -52,7 +52,7 @@ std::vector<std::string> SubcompactionBoundaries(const Compaction& c, TableCache
   for (const auto& a : anchors) {
     sum += a.range_bytes;
     if (sum <= next) continue;
-    next += part;
+    while (next < sum) next += part;  // one heavy anchor may pass several multiples
     // Anchors with equal keys are adjacent: a boundary is never repeated.
     if (boundaries.empty() || ucmp->Compare(a.user_key, boundaries.back()) > 0) {
       boundaries.push_back(a.user_key);

@@ -43,6 +43,7 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
     "shale.number.flushes",
     "shale.async.read.submitted",
     "shale.async.read.fallback",
+    "shale.number.rate_limiter.drains",
 };
 
 constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
