@@ -169,6 +169,54 @@ TEST_F(DBLsmTest, CompactionBuildsLevelsAndKeepsEverything) {
   for (const auto& [k, v] : model) ASSERT_EQ(Get(k), v) << k;
 }
 
+// Dynamic level sizing: a new DB's data goes from L0 straight to the last level, and the levels
+// above fill only as the last one grows. A DB sized statically before drains its upper levels
+// down once reopened with dynamic sizing. Every key reads back throughout.
+TEST_F(DBLsmTest, DynamicLevelSizesFillFromTheBottomAndDrainOldLevels) {
+  Random rnd(5);
+  std::map<std::string, std::string> model;
+  auto write = [&](int n) {
+    for (int i = 0; i < n; i++) {
+      const std::string k = Key(rnd.Uniform(20000));
+      model[k] = k + std::string(60, 'd');
+      ASSERT_TRUE(Put(k, model[k]).ok());
+    }
+    ASSERT_TRUE(db_->WaitForCompact().ok());
+  };
+  auto check = [&] {
+    for (const auto& [k, v] : model) ASSERT_EQ(Get(k), v) << k;
+  };
+  options_.level_compaction_dynamic_level_bytes = true;
+  Open();
+  write(1500);  // ~150 KB
+  EXPECT_EQ(FilesAt(1), 0);
+  EXPECT_EQ(FilesAt(2), 0);
+  EXPECT_GT(FilesAt(3), 0);
+  check();
+  Close();
+  ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+  model.clear();
+
+  options_.level_compaction_dynamic_level_bytes = false;
+  Open();
+  write(8000);  // ~700 KB: L1 (64 KB) and L2 (640 KB) hold data
+  ASSERT_GT(FilesAt(1), 0);
+  check();
+  Close();
+  options_.level_compaction_dynamic_level_bytes = true;
+  Open();
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  // ~700 KB at the bottom: L2's share is ~70 KB (the base level), L1's would be ~7 KB, under
+  // 64 KB / 10: L1 is unnecessary and drains.
+  EXPECT_EQ(FilesAt(1), 0);
+  EXPECT_GT(FilesAt(3), FilesAt(2));
+  check();
+  write(2000);  // past ~640 KB at the bottom, L1 becomes the base level again
+  check();
+  Reopen();
+  check();
+}
+
 TEST_F(DBLsmTest, CompactRangeDropsHiddenVersionsButSnapshotsKeepTheirs) {
   options_.disable_auto_compactions = true;
   Open();
@@ -496,7 +544,7 @@ struct PowerLossCase {
   CrashMode mode;
   bool revert_directories;
   // 0: puts with every 25th synced; 1: also deletes, bigger values, every 9th synced, parallel
-  // compactions and subcompactions
+  // compactions, subcompactions and dynamic level sizes
   int workload;
 };
 
@@ -520,9 +568,10 @@ class DBPowerLossTest : public ::testing::TestWithParam<PowerLossCase> {
     o.num_levels = 3;
     o.max_background_jobs = 1;
     o.max_manifest_file_size = 2 << 10;  // several MANIFEST rollovers per run
-    if (c.workload == 1) {               // compactions in parallel, L0's split in two parts
+    if (c.workload == 1) {  // compactions in parallel, L0's split in two, levels from the bottom
       o.max_background_compactions = 2;
       o.max_subcompactions = 2;
+      o.level_compaction_dynamic_level_bytes = true;
     }
     std::unique_ptr<DB> db;
     if (!DB::Open(o, "/db", &db).ok()) return;

@@ -44,6 +44,7 @@ struct OptionSet {
   uint32_t max_subcompactions = 1;
   // Background IO paced (bytes per second, all IO; 0: no rate limiter).
   int64_t rate_limit = 0;
+  bool dynamic_level_bytes = false;
 };
 
 const OptionSet kOptionSets[] = {
@@ -65,6 +66,26 @@ const OptionSet kOptionSets[] = {
      WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 1024, 4096, 256,
      CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kMinOverlappingRatio,
      16 << 10, 64 << 10, 4, 3, 64 << 20},
+    {"tiny-lsm-dynamic-levels",
+     true,
+     false,
+     WALRecoveryMode::kTolerateCorruptedTailRecords,
+     1 << 20,
+     4096,
+     1024,
+     4096,
+     256,
+     CompressionType::kNoCompression,
+     false,
+     10,
+     1.0 / 64,
+     CompactionPri::kMinOverlappingRatio,
+     0,
+     0,
+     2,
+     2,
+     0,
+     true},
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {
@@ -188,6 +209,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   options_.bloom_bits_per_key = set.bloom_bits;
   options_.max_background_jobs = set.max_background_jobs;
   options_.max_subcompactions = set.max_subcompactions;
+  options_.level_compaction_dynamic_level_bytes = set.dynamic_level_bytes;
   options_.rate_limiter = set.rate_limit > 0 ? NewGenericRateLimiter(set.rate_limit, 10 * 1000, 10,
                                                                      RateLimiter::Mode::kAllIo)
                                              : nullptr;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -274,6 +275,80 @@ TEST_F(VersionSetTest, PickerRunsBesideRunningCompactions) {
   third->MarkBeingCompacted(true);
   EXPECT_EQ(PickCompaction(*vs, vs->current(), {first.get(), second.get(), third.get()}, &pointers),
             nullptr);
+}
+
+// Level targets: static sizing multiplies up from L1; dynamic sizing divides down from the
+// largest level to the deepest level that fits max_bytes_for_level_base, where L0 then goes.
+TEST_F(VersionSetTest, LevelTargetsStaticAndDynamic) {
+  options_.num_levels = 7;
+  options_.max_bytes_for_level_base = 1000;
+  options_.max_bytes_for_level_multiplier = 10;
+  options_.level0_file_num_compaction_trigger = 2;
+  constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+  auto sized = [](uint64_t number, const std::string& lo, const std::string& hi, uint64_t size) {
+    FileMetaData f = Meta(number, lo, hi);
+    f.file_size = size;
+    return f;
+  };
+  {
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    LevelTargets t = ComputeLevelTargets(options_, *vs->current());
+    EXPECT_EQ(t.base_level, 1);
+    EXPECT_EQ(t.max_bytes[1], 1000u);
+    EXPECT_EQ(t.max_bytes[3], 100000u);
+    options_.level_compaction_dynamic_level_bytes = true;
+    t = ComputeLevelTargets(options_, *vs->current());
+    EXPECT_EQ(t.base_level, 6);  // nothing below L0: straight to the last level
+    EXPECT_EQ(t.lowest_unnecessary_level, -1);
+  }
+  {
+    // 1,000,000 bytes in L6: targets 1,000 (L3) ... 1,000,000 (L6); L0 goes to L3.
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    VersionEdit e;
+    e.AddFile(6, sized(60, "a", "m", 500000));
+    e.AddFile(6, sized(61, "n", "z", 500000));
+    e.AddFile(0, Meta(30, "b", "c", 5, 5));
+    e.AddFile(0, Meta(31, "x", "y", 6, 6));
+    vs->SetLastSequence(6);
+    ASSERT_TRUE(vs->LogAndApply(&e).ok());
+    const LevelTargets t = ComputeLevelTargets(options_, *vs->current());
+    EXPECT_EQ(t.base_level, 3);
+    EXPECT_EQ(t.max_bytes[1], kNone);
+    EXPECT_EQ(t.max_bytes[2], kNone);
+    EXPECT_EQ(t.max_bytes[3], 1000u);
+    EXPECT_EQ(t.max_bytes[4], 10000u);
+    EXPECT_EQ(t.max_bytes[6], 1000000u);
+    EXPECT_EQ(t.lowest_unnecessary_level, -1);
+    // L0 (at its trigger) compacts into L3, which is empty: both files, nothing to merge with.
+    std::vector<std::string> pointers(options_.num_levels);
+    auto c = PickCompaction(*vs, vs->current(), {}, &pointers);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->level(), 0);
+    EXPECT_EQ(c->output_level(), 3);
+    EXPECT_EQ(c->inputs(0).size(), 2u);
+    EXPECT_TRUE(c->inputs(1).empty());
+  }
+  {
+    // 50 bytes left in L1 above 1,000,000 in L6 (a DB sized statically before): L1 and L2 are
+    // more levels than the data needs; L1 stays the base and drains down first.
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    VersionEdit e;
+    e.AddFile(1, sized(10, "c", "d", 50));
+    e.AddFile(6, sized(60, "a", "z", 1000000));
+    ASSERT_TRUE(vs->LogAndApply(&e).ok());
+    const LevelTargets t = ComputeLevelTargets(options_, *vs->current());
+    EXPECT_EQ(t.base_level, 1);
+    EXPECT_EQ(t.lowest_unnecessary_level, 2);
+    EXPECT_EQ(t.max_bytes[1], 1000u);  // never below max_bytes_for_level_base
+    std::vector<std::string> pointers(options_.num_levels);
+    auto c = PickCompaction(*vs, vs->current(), {}, &pointers);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->level(), 1);
+    EXPECT_EQ(c->output_level(), 2);
+  }
 }
 
 // Pending compaction bytes: nothing while every level is under its target; all of L0 and L1

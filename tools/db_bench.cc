@@ -94,6 +94,8 @@ DEFINE_int32(level0_stop_writes_trigger, 36, "L0 files that stop writes");
 DEFINE_uint64(target_file_size_base, 64ull << 20, "Compaction output file size in bytes");
 DEFINE_uint64(max_bytes_for_level_base, 256ull << 20, "Target size of L1 in bytes");
 DEFINE_double(max_bytes_for_level_multiplier, 10, "Size ratio between adjacent levels");
+DEFINE_bool(level_compaction_dynamic_level_bytes, false,
+            "Size levels from the bottom (L0 compacts into the base level)");
 DEFINE_int32(compaction_pri, 3,
              "Which file of a level a compaction takes: 3 min overlapping "
              "ratio, 4 round robin");
@@ -374,6 +376,7 @@ class Benchmark {
     o.target_file_size_base = FLAGS_target_file_size_base;
     o.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
     o.max_bytes_for_level_multiplier = FLAGS_max_bytes_for_level_multiplier;
+    o.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
     o.compaction_pri = static_cast<CompactionPri>(FLAGS_compaction_pri);
     o.soft_pending_compaction_bytes_limit = FLAGS_soft_pending_compaction_bytes_limit;
     o.hard_pending_compaction_bytes_limit = FLAGS_hard_pending_compaction_bytes_limit;

@@ -71,6 +71,7 @@ DEFINE_uint64(target_file_size_base, 256 << 10, "Table file size");
 DEFINE_uint64(max_bytes_for_level_base, 1 << 20, "L1 size");
 DEFINE_int32(max_background_jobs, 2, "Background jobs (4: up to 3 compactions at once)");
 DEFINE_int32(subcompactions, 1, "Parts an L0 compaction is split into");
+DEFINE_bool(level_compaction_dynamic_level_bytes, false, "Size levels from the bottom");
 
 namespace shale::stress {
 namespace {
@@ -556,6 +557,7 @@ int Main() {
   options.max_bytes_for_level_base = FLAGS_max_bytes_for_level_base;
   options.max_background_jobs = FLAGS_max_background_jobs;
   options.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
+  options.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
   if (FLAGS_destroy) {
     Status s = DestroyDB(FLAGS_db, options);
     if (!s.ok()) {

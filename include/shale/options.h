@@ -107,6 +107,13 @@ struct Options {
   uint64_t target_file_size_base = 64ull << 20;      // > 0
   uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
   double max_bytes_for_level_multiplier = 10;        // >= 1
+  // Size the levels from the bottom, as RocksDB's option of that name: the last level's target
+  // is the size of the largest level, each level above a multiplier smaller, and L0 compacts
+  // into the deepest level whose target is at most max_bytes_for_level_base (levels above it
+  // stay empty, and any data in them drains down). Most data then sits in the last level, and
+  // space overhead stays near 1 / multiplier. false: L1 is max_bytes_for_level_base and each
+  // deeper level a multiplier larger. Can change between opens of a DB.
+  bool level_compaction_dynamic_level_bytes = false;
   // Background threads: one runs flushes (one at a time, oldest memtable first), the others
   // compactions. max_background_jobs in [1, 64] sets how many compactions may run at once, as
   // in RocksDB: max(1, jobs - max(1, jobs / 4)); max_background_compactions (in [1, 64]; -1:

@@ -43,7 +43,9 @@ bool Compaction::IsTrivialMove() const {
 
 void Compaction::AddInputDeletions(VersionEdit* edit) const {
   for (int which = 0; which < 2; which++) {
-    for (const auto& f : inputs_[which]) edit->DeleteFile(level_ + which, f->number);
+    for (const auto& f : inputs_[which]) {
+      edit->DeleteFile(which == 0 ? level_ : output_level_, f->number);
+    }
   }
 }
 
@@ -55,7 +57,7 @@ void Compaction::MarkBeingCompacted(bool value) const {
 
 std::string Compaction::Describe() const {
   return fmt::format("L{}: {} files + L{}: {} files, {} bytes", level_, inputs_[0].size(),
-                     level_ + 1, inputs_[1].size(), InputBytes());
+                     output_level_, inputs_[1].size(), InputBytes());
 }
 
 namespace {

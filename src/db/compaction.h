@@ -1,5 +1,6 @@
-// Compaction: a set of input files from one level and the overlapping files of the next, to
-// be merged into new files of the next level — and what survives of each user key's entries
+// Compaction: a set of input files from one level and the overlapping files of the output
+// level (the next one, or the base level for L0), to be merged into new files of the output
+// level — and what survives of each user key's entries
 // when they are merged (CompactKeyEntries). The picker that chooses the inputs is in
 // compaction_picker.h.
 //
@@ -27,13 +28,17 @@ class Statistics;
 
 class Compaction {
  public:
-  Compaction(std::shared_ptr<Version> input_version, int level, uint64_t max_output_file_size)
+  // output_level > level: the next level, or for L0 the base level (the first level below L0
+  // that holds data when levels are sized dynamically; no level between them holds any).
+  Compaction(std::shared_ptr<Version> input_version, int level, int output_level,
+             uint64_t max_output_file_size)
       : input_version_(std::move(input_version)),
         level_(level),
+        output_level_(output_level),
         max_output_file_size_(max_output_file_size) {}
 
   int level() const { return level_; }
-  int output_level() const { return level_ + 1; }
+  int output_level() const { return output_level_; }
   const FileList& inputs(int which) const { return inputs_[which]; }
   FileList& mutable_inputs(int which) { return inputs_[which]; }
   const Version& input_version() const { return *input_version_; }
@@ -56,6 +61,7 @@ class Compaction {
  private:
   std::shared_ptr<Version> input_version_;
   const int level_;
+  const int output_level_;
   const uint64_t max_output_file_size_;
   FileList inputs_[2];
 };

@@ -1,6 +1,7 @@
 #include "src/db/compaction_picker.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "src/db/version_set.h"
 #include "src/util/invariants.h"
@@ -9,16 +10,64 @@ namespace shale {
 
 namespace {
 
-double LevelScore(const VersionSet& vset, const Version& v, int level) {
-  if (level == 0) {
-    return static_cast<double>(v.files(0).size()) /
-           vset.options().level0_file_num_compaction_trigger;
-  }
+// Dynamic sizing ranks L0 and levels over their targets on a scale 10× that of levels under
+// them, and the draining of unnecessary levels between the two (as RocksDB does).
+constexpr double kScoreScale = 10;
+
+uint64_t BytesNotBeingCompacted(const FileList& files) {
   uint64_t bytes = 0;
-  for (const auto& f : v.files(level)) {
+  for (const auto& f : files) {
     if (!f->being_compacted) bytes += f->file_size;
   }
-  return static_cast<double>(bytes) / static_cast<double>(vset.MaxBytesForLevel(level));
+  return bytes;
+}
+
+// Every level's score (the last level's is 0: nothing lies below it).
+std::vector<double> LevelScores(const Options& o, const Version& v, const LevelTargets& t) {
+  std::vector<double> scores(v.num_levels(), 0);
+  const double l0_by_count =
+      static_cast<double>(v.files(0).size()) / o.level0_file_num_compaction_trigger;
+  if (!o.level_compaction_dynamic_level_bytes) {
+    scores[0] = l0_by_count;
+    for (int level = 1; level + 1 < v.num_levels(); level++) {
+      scores[level] = static_cast<double>(BytesNotBeingCompacted(v.files(level))) /
+                      static_cast<double>(t.max_bytes[level]);
+    }
+    return scores;
+  }
+  // L0 also counts by bytes: at least due once it holds max_bytes_for_level_base, and ahead of
+  // the base level once it is larger than that level.
+  const uint64_t l0_bytes = v.NumLevelBytes(0);
+  double l0 = l0_by_count;
+  if (l0_bytes >= o.max_bytes_for_level_base) l0 = std::max(l0, 1.01);
+  if (l0_bytes > t.max_bytes[t.base_level]) {
+    l0 = std::max(l0, static_cast<double>(l0_bytes) /
+                          static_cast<double>(
+                              std::max(v.NumLevelBytes(t.base_level), t.max_bytes[t.base_level])));
+  }
+  scores[0] = l0 > 1 ? l0 * kScoreScale : l0;
+  // Bytes on their way down from the levels above, which lower the rank of a level about to
+  // receive them.
+  double incoming = 0;
+  for (int level = 1; level + 1 < v.num_levels(); level++) {
+    const uint64_t bytes = BytesNotBeingCompacted(v.files(level));
+    const uint64_t total = v.NumLevelBytes(level);
+    const double target = static_cast<double>(t.max_bytes[level]);
+    double score = static_cast<double>(bytes) / target;
+    if (bytes >= t.max_bytes[level]) {
+      score = static_cast<double>(bytes) / (target + incoming) * kScoreScale;
+    }
+    if (bytes > 0 && level <= t.lowest_unnecessary_level) {
+      score = std::max(score, kScoreScale * (1.001 + 0.001 * (t.lowest_unnecessary_level - level)));
+    }
+    scores[level] = score;
+    if (level <= t.lowest_unnecessary_level) {
+      incoming += static_cast<double>(total);
+    } else if (total > t.max_bytes[level]) {
+      incoming += static_cast<double>(total - t.max_bytes[level]);
+    }
+  }
+  return scores;
 }
 
 bool AnyBusy(const FileList& files) {
@@ -113,26 +162,96 @@ uint64_t OutputFileSize(const VersionSet& vset) { return vset.options().target_f
 
 }  // namespace
 
-double MaxCompactionScore(const VersionSet& vset, const Version& version) {
-  double best = 0;
-  for (int level = 0; level + 1 < version.num_levels(); level++) {
-    best = std::max(best, LevelScore(vset, version, level));
+LevelTargets ComputeLevelTargets(const Options& o, const Version& v) {
+  const int levels = v.num_levels();
+  LevelTargets t;
+  t.max_bytes.assign(levels, std::numeric_limits<uint64_t>::max());
+  const double multiplier = o.max_bytes_for_level_multiplier;
+  auto times = [multiplier](uint64_t bytes) {
+    const double r = static_cast<double>(bytes) * multiplier;
+    return r >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(r);
+  };
+  if (!o.level_compaction_dynamic_level_bytes) {
+    t.base_level = 1;
+    for (int level = 1; level < levels; level++) {
+      t.max_bytes[level] = level == 1 ? o.max_bytes_for_level_base : times(t.max_bytes[level - 1]);
+    }
+    return t;
   }
-  return best;
+  // The largest level below L0 sets the shape: the last level's target is its size, each level
+  // above a multiplier smaller, down to the base level, the first whose target is at most
+  // max_bytes_for_level_base. Levels above the base level stay empty (L0 skips them).
+  uint64_t largest = 0;
+  int first_non_empty = -1;
+  for (int level = 1; level < levels; level++) {
+    const uint64_t bytes = v.NumLevelBytes(level);
+    if (bytes > 0 && first_non_empty < 0) first_non_empty = level;
+    largest = std::max(largest, bytes);
+  }
+  if (largest == 0) {  // nothing below L0: L0 compacts straight into the last level
+    t.base_level = levels - 1;
+    t.max_bytes[levels - 1] = o.max_bytes_for_level_base;
+    return t;
+  }
+  const uint64_t base_max = o.max_bytes_for_level_base;
+  const uint64_t base_min = static_cast<uint64_t>(static_cast<double>(base_max) / multiplier);
+  uint64_t size = largest;
+  for (int level = levels - 2; level >= first_non_empty; level--) {
+    size = static_cast<uint64_t>(static_cast<double>(size) / multiplier);
+    if (t.lowest_unnecessary_level < 0 && size <= base_min) t.lowest_unnecessary_level = level;
+  }
+  uint64_t base_size;
+  if (size <= base_min) {
+    // Data sits in more levels than its size needs (or there is little of it): the first
+    // non-empty level stays the base, at its smallest target; the levels down to
+    // lowest_unnecessary_level drain.
+    t.base_level = first_non_empty;
+    base_size = base_min + 1;
+  } else {
+    t.base_level = first_non_empty;
+    while (t.base_level > 1 && size > base_max) {
+      t.base_level--;
+      size = static_cast<uint64_t>(static_cast<double>(size) / multiplier);
+    }
+    base_size = std::max<uint64_t>(1, std::min(size, base_max));
+  }
+  uint64_t target = base_size;
+  for (int level = t.base_level; level < levels; level++) {
+    if (level > t.base_level) target = times(target);
+    // No level's target under max_bytes_for_level_base: an L1+ smaller than L0 would outrank it.
+    t.max_bytes[level] = std::max(target, base_max);
+  }
+  return t;
+}
+
+double MaxCompactionScore(const VersionSet& vset, const Version& version) {
+  const std::vector<double> scores =
+      LevelScores(vset.options(), version, ComputeLevelTargets(vset.options(), version));
+  return *std::max_element(scores.begin(), scores.end());
 }
 
 uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& version) {
+  const Options& o = vset.options();
+  const LevelTargets t = ComputeLevelTargets(o, version);
   const int last = version.num_levels() - 1;
   uint64_t pending = 0;
-  uint64_t carried = 0;  // bytes the level above sends down
-  if (version.files(0).size() >=
-      static_cast<size_t>(vset.options().level0_file_num_compaction_trigger)) {
-    carried = version.NumLevelBytes(0);
-    pending = carried + version.NumLevelBytes(1);
+  uint64_t carried = 0;  // bytes the levels above send down
+  const uint64_t l0 = version.NumLevelBytes(0);
+  if (version.files(0).size() >= static_cast<size_t>(o.level0_file_num_compaction_trigger) ||
+      (o.level_compaction_dynamic_level_bytes && l0 >= o.max_bytes_for_level_base)) {
+    carried = l0;
+    pending = l0 + version.NumLevelBytes(t.base_level);
   }
   for (int level = 1; level < last; level++) {
+    if (level < t.base_level) {
+      // Only levels that drain hold data here; all of it goes down.
+      const uint64_t bytes = version.NumLevelBytes(level);
+      pending += bytes;
+      if (level <= t.lowest_unnecessary_level) carried += bytes;
+      continue;
+    }
     const uint64_t size = version.NumLevelBytes(level) + carried;
-    const uint64_t target = vset.MaxBytesForLevel(level);
+    const uint64_t target = t.max_bytes[level];
     carried = 0;
     if (size <= target) continue;
     carried = size - target;
@@ -160,11 +279,15 @@ bool OutputConflicts(const Comparator* ucmp, const Compaction& c,
   return false;
 }
 
+// The level a compaction of level writes to.
+int OutputLevel(const LevelTargets& t, int level) { return level == 0 ? t.base_level : level + 1; }
+
 // The compaction of level that the picker would run, or null when its inputs are busy.
 std::unique_ptr<Compaction> PickAtLevel(const VersionSet& vset, std::shared_ptr<Version> version,
-                                        int level, const std::vector<std::string>& pointers) {
+                                        int level, int output_level,
+                                        const std::vector<std::string>& pointers) {
   const Comparator* ucmp = vset.icmp()->user_comparator();
-  auto c = std::make_unique<Compaction>(version, level, OutputFileSize(vset));
+  auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(vset));
   const FileList& files = version->files(level);
   if (level == 0) {
     if (AnyBusy(files)) return nullptr;
@@ -173,7 +296,7 @@ std::unique_ptr<Compaction> PickAtLevel(const VersionSet& vset, std::shared_ptr<
     std::shared_ptr<FileMetaData> pick =
         vset.options().compaction_pri == CompactionPri::kRoundRobin
             ? PickRoundRobin(vset, files, pointers[level])
-            : PickMinOverlappingRatio(ucmp, files, version->files(level + 1));
+            : PickMinOverlappingRatio(ucmp, files, version->files(output_level));
     if (pick == nullptr) return nullptr;
     c->mutable_inputs(0).push_back(pick);
   }
@@ -187,16 +310,18 @@ std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_p
                                            const std::vector<const Compaction*>& running,
                                            std::vector<std::string>* compact_pointers) {
   // Levels due for compaction, the highest score first; the first whose inputs are free wins.
+  const LevelTargets targets = ComputeLevelTargets(vset.options(), *version);
+  const std::vector<double> scores = LevelScores(vset.options(), *version, targets);
   std::vector<std::pair<double, int>> due;
   for (int level = 0; level + 1 < version->num_levels(); level++) {
-    const double score = LevelScore(vset, *version, level);
-    if (score >= 1) due.emplace_back(score, level);
+    if (scores[level] >= 1) due.emplace_back(scores[level], level);
   }
   std::stable_sort(due.begin(), due.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   const Comparator* ucmp = vset.icmp()->user_comparator();
   for (const auto& [score, level] : due) {
-    std::unique_ptr<Compaction> c = PickAtLevel(vset, version, level, *compact_pointers);
+    std::unique_ptr<Compaction> c =
+        PickAtLevel(vset, version, level, OutputLevel(targets, level), *compact_pointers);
     if (c == nullptr || OutputConflicts(ucmp, *c, running)) continue;
     if (level > 0) (*compact_pointers)[level] = c->inputs(0)[0]->largest;
     // Invariant: of every compaction it returns, the picker guarantees (given a Version whose
@@ -229,7 +354,8 @@ std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
   // L0 files overlap one another: taking some but not older overlapping ones would move newer
   // data below older data. L0 always goes down whole.
   if (level == 0) in = version->files(0);
-  auto c = std::make_unique<Compaction>(version, level, OutputFileSize(vset));
+  const int output_level = OutputLevel(ComputeLevelTargets(vset.options(), *version), level);
+  auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(vset));
   c->mutable_inputs(0) = std::move(in);
   const Comparator* ucmp = vset.icmp()->user_comparator();
   if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;

@@ -1,11 +1,14 @@
 // The leveled compaction picker (like RocksDB's default): which Compaction the tree needs.
 //
 // L0's score is its file count over level0_file_num_compaction_trigger; level n >= 1 scores
-// its bytes (of files not being compacted) over max_bytes_for_level_base × multiplier^(n-1).
+// its bytes (of files not being compacted) over its target (LevelTargets). Under dynamic sizing
+// L0 also scores by bytes, and as in RocksDB, scores of 1 and more are scaled so that L0 and
+// levels over their targets rank above levels that drain, and a level about to receive much from
+// above ranks lower.
 // The highest score >= 1 is compacted, or the next when its inputs are busy (several
-// compactions may run at once): L0 takes every L0 file; level n takes one file, chosen by
-// Options::compaction_pri: the one with the fewest overlapping next-level bytes per byte
-// (kMinOverlappingRatio), or the next after the level's compaction pointer (kRoundRobin, round
+// compactions may run at once): L0 takes every L0 file (into the base level); level n takes one
+// file, chosen by Options::compaction_pri: the one with the fewest overlapping next-level bytes per
+// byte (kMinOverlappingRatio), or the next after the level's compaction pointer (kRoundRobin, round
 // robin over the key space). The next level's files overlapping the inputs join them.
 //
 // Thread safety: REQUIRES the DB mutex (reads FileMetaData::being_compacted).
@@ -22,6 +25,23 @@
 namespace shale {
 
 class VersionSet;
+
+// The target size of each level and where L0 compacts to. Static sizing (the default): L0
+// compacts to L1, whose target is max_bytes_for_level_base, each deeper level's a multiplier
+// larger. Dynamic sizing (Options::level_compaction_dynamic_level_bytes, as RocksDB's): the
+// largest level below L0 sets the shape — the last level's target is that size, each level up a
+// multiplier smaller — and L0 compacts to the base level, the deepest one whose target fits
+// max_bytes_for_level_base (the last level while nothing lies below L0); the levels between L0
+// and it stay empty. No target is set below max_bytes_for_level_base. When data sits in more
+// levels than its size needs (fewer bytes than a level's share), those levels drain down.
+struct LevelTargets {
+  int base_level = 1;
+  // Levels in [1, lowest_unnecessary_level] hold data that belongs deeper (-1: none).
+  int lowest_unnecessary_level = -1;
+  // Per level; the maximum for levels above the base level (never compacted by size).
+  std::vector<uint64_t> max_bytes;
+};
+LevelTargets ComputeLevelTargets(const Options& options, const Version& version);
 
 // The compaction the tree needs most: of the levels whose score is >= 1, the highest-scoring
 // one whose inputs no running compaction holds (marked being_compacted) and whose output key

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "memtable/memtable.h"
+#include "src/db/compaction_picker.h"
 #include "src/db/db_impl.h"
 
 namespace shale {
@@ -23,12 +24,13 @@ std::string LevelTable(const Version& v, const VersionSet& versions, int l0_trig
   std::string levels =
       "Level  Files  Size(MB)  Score  Comp  Moves  Rn(MB)  Rnp1(MB)  Write(MB)  Moved(MB)\n";
   auto mb = [](uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; };
+  const LevelTargets targets = ComputeLevelTargets(versions.options(), v);
   for (int level = 0; level < v.num_levels(); level++) {
     const LevelStats ls = static_cast<size_t>(level) < stats.size() ? stats[level] : LevelStats();
     if (v.files(level).empty() && ls.compactions == 0 && ls.moves == 0) continue;
     const double score = level == 0 ? static_cast<double>(v.files(0).size()) / l0_trigger
                                     : static_cast<double>(v.NumLevelBytes(level)) /
-                                          static_cast<double>(versions.MaxBytesForLevel(level));
+                                          static_cast<double>(targets.max_bytes[level]);
     levels += fmt::format(
         "  L{:<3} {:>5} {:>9.2f} {:>6.2f} {:>5} {:>6} {:>7.1f} {:>9.1f} {:>10.1f} "
         "{:>10.1f}\n",

@@ -27,12 +27,6 @@ VersionSet::~VersionSet() {
   if (manifest_ != nullptr) manifest_->Close().PermitUncheckedError();
 }
 
-uint64_t VersionSet::MaxBytesForLevel(int level) const {
-  double bytes = static_cast<double>(options_->max_bytes_for_level_base);
-  for (int l = 1; l < level; l++) bytes *= options_->max_bytes_for_level_multiplier;
-  return static_cast<uint64_t>(bytes);
-}
-
 void VersionSet::Install(std::shared_ptr<Version> v) {
   std::erase_if(live_, [](const std::weak_ptr<Version>& w) { return w.expired(); });
   live_.push_back(v);

@@ -81,8 +81,6 @@ class VersionSet {
 
   const InternalKeyComparator* icmp() const { return icmp_; }
   const Options& options() const { return *options_; }
-  // Target bytes for a level (L1+), from max_bytes_for_level_base and the multiplier.
-  uint64_t MaxBytesForLevel(int level) const;
 
  private:
   // Writes a new MANIFEST holding the current state and points CURRENT at it.
