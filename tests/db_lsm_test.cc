@@ -188,10 +188,27 @@ TEST_F(DBLsmTest, DynamicLevelSizesFillFromTheBottomAndDrainOldLevels) {
   };
   options_.level_compaction_dynamic_level_bytes = true;
   Open();
-  write(1500);  // ~150 KB
+  // Two L0 files of ~18 KB go straight to the last level (nothing lies below L0).
+  for (int file = 0; file < 2; file++) {
+    write(200);
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_EQ(FilesAt(0), 0);
   EXPECT_EQ(FilesAt(1), 0);
   EXPECT_EQ(FilesAt(2), 0);
   EXPECT_GT(FilesAt(3), 0);
+  // Once the last level passes max_bytes_for_level_base (64 KB), L2 becomes the base level:
+  // L0 compacts into it, and it stays under its target.
+  write(1500);  // ~150 KB in all
+  for (int file = 0; file < 2; file++) {
+    write(100);
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_EQ(FilesAt(1), 0);
+  EXPECT_GT(FilesAt(2), 0);
+  EXPECT_GT(FilesAt(3), FilesAt(2));
   check();
   Close();
   ASSERT_TRUE(DestroyDB(dbname_, options_).ok());

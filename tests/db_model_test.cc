@@ -66,26 +66,13 @@ const OptionSet kOptionSets[] = {
      WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 1024, 4096, 256,
      CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kMinOverlappingRatio,
      16 << 10, 64 << 10, 4, 3, 64 << 20},
-    {"tiny-lsm-dynamic-levels",
-     true,
-     false,
-     WALRecoveryMode::kTolerateCorruptedTailRecords,
-     1 << 20,
-     4096,
-     1024,
-     4096,
-     256,
-     CompressionType::kNoCompression,
-     false,
-     10,
-     1.0 / 64,
-     CompactionPri::kMinOverlappingRatio,
-     0,
-     0,
-     2,
-     2,
-     0,
-     true},
+    // Dynamic level sizes with up to 3 compactions at once.
+    // clang-format off
+    {"tiny-lsm-dynamic-levels-parallel", true, false,
+     WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 1024, 4096, 256,
+     CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kMinOverlappingRatio,
+     0, 0, 4, 2, 0, true},
+    // clang-format on
 };
 
 class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<OptionSet> {

@@ -112,7 +112,9 @@ struct Options {
   // into the deepest level whose target is at most max_bytes_for_level_base (levels above it
   // stay empty, and any data in them drains down). Most data then sits in the last level, and
   // space overhead stays near 1 / multiplier. false: L1 is max_bytes_for_level_base and each
-  // deeper level a multiplier larger. Can change between opens of a DB.
+  // deeper level a multiplier larger. Can change between opens of a DB; a large DB that switches
+  // to dynamic sizing has upper levels to drain, which counts as pending compaction bytes (writes
+  // may slow down until it is done).
   bool level_compaction_dynamic_level_bytes = false;
   // Background threads: one runs flushes (one at a time, oldest memtable first), the others
   // compactions. max_background_jobs in [1, 64] sets how many compactions may run at once, as

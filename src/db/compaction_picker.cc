@@ -46,9 +46,9 @@ std::vector<double> LevelScores(const Options& o, const Version& v, const LevelT
                               std::max(v.NumLevelBytes(t.base_level), t.max_bytes[t.base_level])));
   }
   scores[0] = l0 > 1 ? l0 * kScoreScale : l0;
-  // Bytes on their way down from the levels above, which lower the rank of a level about to
-  // receive them.
-  double incoming = 0;
+  // Bytes on their way down from the levels above (L0's all), which lower the rank of a level
+  // about to receive them.
+  double incoming = static_cast<double>(l0_bytes);
   for (int level = 1; level + 1 < v.num_levels(); level++) {
     const uint64_t bytes = BytesNotBeingCompacted(v.files(level));
     const uint64_t total = v.NumLevelBytes(level);
@@ -184,11 +184,13 @@ LevelTargets ComputeLevelTargets(const Options& o, const Version& v) {
   uint64_t largest = 0;
   int first_non_empty = -1;
   for (int level = 1; level < levels; level++) {
-    const uint64_t bytes = v.NumLevelBytes(level);
-    if (bytes > 0 && first_non_empty < 0) first_non_empty = level;
-    largest = std::max(largest, bytes);
+    // A level with files is not empty, whatever their recorded sizes: L0 must not pass it.
+    if (!v.files(level).empty() && first_non_empty < 0) first_non_empty = level;
+    if (!v.files(level).empty()) {
+      largest = std::max(largest, std::max<uint64_t>(v.NumLevelBytes(level), 1));
+    }
   }
-  if (largest == 0) {  // nothing below L0: L0 compacts straight into the last level
+  if (first_non_empty < 0) {  // nothing below L0: L0 compacts straight into the last level
     t.base_level = levels - 1;
     t.max_bytes[levels - 1] = o.max_bytes_for_level_base;
     return t;
@@ -242,16 +244,10 @@ uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& v
     carried = l0;
     pending = l0 + version.NumLevelBytes(t.base_level);
   }
-  for (int level = 1; level < last; level++) {
-    if (level < t.base_level) {
-      // Only levels that drain hold data here; all of it goes down.
-      const uint64_t bytes = version.NumLevelBytes(level);
-      pending += bytes;
-      if (level <= t.lowest_unnecessary_level) carried += bytes;
-      continue;
-    }
+  // Levels above the base level are empty; a level that drains goes down whole.
+  for (int level = t.base_level; level < last; level++) {
     const uint64_t size = version.NumLevelBytes(level) + carried;
-    const uint64_t target = t.max_bytes[level];
+    const uint64_t target = level <= t.lowest_unnecessary_level ? 0 : t.max_bytes[level];
     carried = 0;
     if (size <= target) continue;
     carried = size - target;

@@ -58,7 +58,8 @@ double MaxCompactionScore(const VersionSet& vset, const Version& version);
 // it overlaps in proportion, excess × (1 + size(n + 1) / size(n)).
 uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& version);
 // Every file of level overlapping [begin, end] (null: unbounded; at L0 every L0 file) plus the
-// overlapping files of level + 1; null when level has none there (or they are busy).
+// overlapping files of its output level (level + 1, or the base level for L0); null when level has
+// none there (or they are busy).
 std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
                                             std::shared_ptr<Version> version, int level,
                                             const Slice* begin, const Slice* end);

@@ -1,7 +1,7 @@
 // Compaction jobs: the background compaction the picker chooses (compaction.h), CompactRange,
 // and the steps of one compaction. A compaction merges its input files (one level and the
-// overlapping files of the next) into new files of the next level, deciding each user key's
-// entries together (CompactKeyEntries) against the live snapshots; it writes with mutex_
+// overlapping files of its output level) into new files of the output level, deciding each user
+// key's entries together (CompactKeyEntries) against the live snapshots; it writes with mutex_
 // released and installs its result in one MANIFEST record. A single input with nothing to
 // merge moves down a level unchanged. Several compactions may run at once on disjoint inputs
 // (see db_background.cc); one from L0, or a manual one, may be split into subcompactions
