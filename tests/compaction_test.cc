@@ -140,3 +140,64 @@ TEST(CompactKeyEntriesTest, OperatorsWithoutPartialMergeOrFailingMergesKeepOpera
 
 }  // namespace
 }  // namespace shale
+
+namespace shale {
+namespace {
+
+std::shared_ptr<FileMetaData> Grandparent(const std::string& lo, const std::string& hi,
+                                          uint64_t size) {
+  auto f = std::make_shared<FileMetaData>();
+  AppendInternalKey(&f->smallest, lo, 1, kTypeValue);
+  AppendInternalKey(&f->largest, hi, 1, kTypeValue);
+  f->file_size = size;
+  return f;
+}
+
+// Outputs are cut at grandparent boundaries: once half the target is written (more when many
+// boundaries were crossed), when a key skips a large grandparent file, and before an output
+// and what it overlaps below would make too large a compaction.
+TEST(GrandparentTrackerTest, CutsAtGrandparentBoundaries) {
+  const Comparator* ucmp = BytewiseComparator();
+  const uint64_t target = 1000;
+  const FileList gp = {Grandparent("b", "c", 300), Grandparent("e", "f", 300),
+                       Grandparent("h", "i", 5000), Grandparent("k", "l", 300)};
+  {
+    GrandparentTracker t(ucmp, &gp, target);
+    EXPECT_FALSE(t.CutBefore("a", false, 0));    // the first key never cuts
+    EXPECT_FALSE(t.CutBefore("b", true, 400));   // enters b-c: under 50% of the target
+    EXPECT_FALSE(t.CutBefore("bb", true, 600));  // inside b-c: no boundary
+    // Leaves b-c (1 crossing, 2 so far): 600 >= 60% of 1000.
+    EXPECT_TRUE(t.CutBefore("d", true, 600));
+    EXPECT_FALSE(t.CutBefore("e", true, 100));  // a new output starts its own count
+  }
+  {
+    // A key that skips the 5,000-byte grandparent h-i whole (3 crossings from inside e-f).
+    GrandparentTracker t(ucmp, &gp, target);
+    EXPECT_FALSE(t.CutBefore("e", false, 0));
+    EXPECT_TRUE(t.CutBefore("j", true, 10));
+  }
+  {
+    // Without a skipped file, small outputs are not cut at boundaries.
+    GrandparentTracker t(ucmp, &gp, target);
+    EXPECT_FALSE(t.CutBefore("a", false, 0));
+    EXPECT_FALSE(t.CutBefore("b", true, 10));
+    EXPECT_FALSE(t.CutBefore("d", true, 20));
+  }
+  {
+    // An output overlapping more than 25 × the target below is cut at the next boundary.
+    const FileList big = {Grandparent("b", "c", 20000), Grandparent("e", "f", 20000)};
+    GrandparentTracker t(ucmp, &big, target);
+    EXPECT_FALSE(t.CutBefore("b", false, 0));  // starts inside b-c: 20,000 overlapped
+    EXPECT_TRUE(t.CutBefore("e", true, 10));   // + e-f: 40,000 > 25,000
+  }
+  {
+    // No grandparents (the output level is the last): never a cut.
+    const FileList none;
+    GrandparentTracker t(ucmp, &none, target);
+    EXPECT_FALSE(t.CutBefore("a", false, 0));
+    EXPECT_FALSE(t.CutBefore("z", true, 999));
+  }
+}
+
+}  // namespace
+}  // namespace shale

@@ -77,7 +77,8 @@ bool AnyBusy(const FileList& files) {
   return false;
 }
 
-// Adds the files of level + 1 that overlap the user-key range of c's inputs.
+// Adds the files of the output level that overlap the user-key range of c's inputs, and the
+// grandparents overlapping the whole.
 bool AddNextLevelInputs(const Comparator* ucmp, Compaction* c) {
   const FileList& in = c->inputs(0);
   Slice lo = ExtractUserKey(in[0]->smallest), hi = ExtractUserKey(in[0]->largest);
@@ -85,8 +86,17 @@ bool AddNextLevelInputs(const Comparator* ucmp, Compaction* c) {
     if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
     if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
   }
-  c->mutable_inputs(1) = c->input_version().OverlappingInputs(c->output_level(), &lo, &hi);
-  return !AnyBusy(c->inputs(1));
+  const Version& v = c->input_version();
+  c->mutable_inputs(1) = v.OverlappingInputs(c->output_level(), &lo, &hi);
+  if (AnyBusy(c->inputs(1))) return false;
+  if (c->output_level() + 1 < v.num_levels()) {
+    for (const auto& f : c->inputs(1)) {
+      if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
+      if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
+    }
+    c->mutable_grandparents() = v.OverlappingInputs(c->output_level() + 1, &lo, &hi);
+  }
+  return true;
 }
 
 // kRoundRobin: the first file after the level's compaction pointer, wrapping around.

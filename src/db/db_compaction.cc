@@ -70,7 +70,9 @@ struct DBImpl::CompactionState {
       : compaction(c),
         snapshots(std::move(snapshot_seqs)),
         options(builder_options),
-        stop(stop_flag) {}
+        stop(stop_flag),
+        grandparents(builder_options.comparator->user_comparator(), &c->grandparents(),
+                     c->max_output_file_size()) {}
 
   Compaction* const compaction;
   const std::vector<SequenceNumber> snapshots;  // live snapshots, ascending
@@ -81,6 +83,8 @@ struct DBImpl::CompactionState {
   std::atomic<bool>* const stop;
   Status status;
   bool stopped_by_sibling = false;
+  // Where to cut outputs at grandparent boundaries.
+  GrandparentTracker grandparents;
 
   // The user key whose entries (newest first) are being gathered, and its survivors.
   std::string user_key;
@@ -241,6 +245,12 @@ Status DBImpl::WriteKeyEntries(CompactionState* state) {
       options_.merge_operator.get(), stats_, &state->survivors);
   state->key_entries.clear();
   Status r;
+  if (!state->survivors.empty() &&
+      state->grandparents.CutBefore(state->user_key, state->builder != nullptr,
+                                    state->builder != nullptr ? state->builder->FileSize() : 0)) {
+    r = FinishCompactionOutput(state);
+    if (!r.ok()) return r;
+  }
   for (const KeyEntry& entry : state->survivors) {
     if (state->builder == nullptr) {
       r = OpenCompactionOutput(state, entry.internal_key);
