@@ -16,6 +16,7 @@
 
 #include "shale/db.h"
 #include "shale/merge_operator.h"
+#include "src/util/coding.h"
 #include "tests/fault_injection_fs.h"
 
 namespace shale::test {
@@ -774,6 +775,16 @@ TEST_F(DBFaultTest, EveryBitFlipInManifestCurrentAndWalIsCorruption) {
     }
   }
   ASSERT_EQ(targets.size(), 3u) << "expected one non-empty WAL";
+  {
+    // The WAL was started by the last Flush's memtable switch, so it begins with a header
+    // record (an empty batch naming the previous log's last sequence, 12): its bits are swept
+    // too. Record: checksum(4) length(2) type(1), then the batch: sequence(8) count(4).
+    const std::string& wal = image[targets.back().first];
+    ASSERT_GE(wal.size(), 7u + 12u);
+    EXPECT_EQ(static_cast<uint8_t>(wal[4]) | static_cast<uint8_t>(wal[5]) << 8, 12);
+    EXPECT_EQ(DecodeFixed64(wal.data() + 7), 12u);
+    EXPECT_EQ(DecodeFixed32(wal.data() + 7 + 8), 0u);
+  }
   for (const auto& [path, name] : targets) {
     ASSERT_TRUE(image.contains(path)) << path;
     const size_t size = image[path].size();

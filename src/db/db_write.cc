@@ -112,8 +112,17 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
                                                              SequenceNumber first_seq,
                                                              SequenceNumber last_seq) {
   PerfTimer wal_timer(&PerfContext::write_wal_time);
-  std::string record;
-  BuildGroupRecord(group, first_seq, &record);
+  // A group of one is its own batch, given the group's sequence (the same bytes
+  // BuildGroupRecord would assemble, without copying the batch).
+  std::string merged;
+  Slice record;
+  if (group.members.size() == 1) {
+    WriteBatchInternal::SetSequence(group.members[0]->batch, first_seq);
+    record = WriteBatchInternal::Contents(group.members[0]->batch);
+  } else {
+    BuildGroupRecord(group, first_seq, &merged);
+    record = merged;
+  }
   Status s = log_->AddRecord(record);
   if (s.ok()) log_last_sequence_ = last_seq;
   if (s.ok() && group.need_sync) {
