@@ -234,6 +234,42 @@ TEST_F(DBLsmTest, DynamicLevelSizesFillFromTheBottomAndDrainOldLevels) {
   check();
 }
 
+// A flush writes only what some reader can see: the newest version of a key, the versions
+// snapshots read, and deletions (older data may lie below). Keys with merge operands keep all
+// their entries (compactions merge them).
+TEST_F(DBLsmTest, FlushDropsHiddenVersionsButSnapshotsKeepTheirs) {
+  options_.disable_auto_compactions = true;
+  options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
+  Open();
+  for (int i = 0; i < 100; i++) ASSERT_TRUE(Put("k1", "v" + std::to_string(i)).ok());
+  ASSERT_TRUE(Put("k2", "a").ok());
+  const Snapshot* snapshot = db_->GetSnapshot();
+  ASSERT_TRUE(Put("k2", "b").ok());
+  ASSERT_TRUE(Put("k2", "c").ok());
+  ASSERT_TRUE(Put("k3", "x").ok());
+  ASSERT_TRUE(Delete("k3").ok());
+  ASSERT_TRUE(Put("k4", "base").ok());
+  ASSERT_TRUE(Merge("k4", "m1").ok());
+  ASSERT_TRUE(Merge("k4", "m2").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  std::string entries;
+  ASSERT_TRUE(db_->GetProperty("shale.estimate-num-keys", &entries));
+  EXPECT_EQ(entries, "7");  // k1 v99; k2 c and a; k3's deletion; k4 base, m1, m2
+  auto check = [&](const Snapshot* s) {
+    EXPECT_EQ(Get("k1"), "v99");
+    EXPECT_EQ(Get("k2"), "c");
+    if (s != nullptr) {
+      EXPECT_EQ(Get("k2", s), "a");
+    }
+    EXPECT_EQ(Get("k3"), "NOT_FOUND");
+    EXPECT_EQ(Get("k4"), "base,m1,m2");
+  };
+  check(snapshot);
+  db_->ReleaseSnapshot(snapshot);
+  Reopen();
+  check(nullptr);
+}
+
 TEST_F(DBLsmTest, CompactRangeDropsHiddenVersionsButSnapshotsKeepTheirs) {
   options_.disable_auto_compactions = true;
   Open();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "shale/file_system.h"
 #include "shale/rate_limiter.h"
@@ -17,9 +18,19 @@
 
 namespace shale {
 
+// What a flush drops: the versions of a user key that no reader can see, given the live
+// snapshots (ascending) — those under a newer value or deletion in the same snapshot stripe
+// (CompactKeyEntries' rules; deletions stay, as older data may lie below). A key with merge
+// operands keeps all its entries: compactions merge them.
+struct FlushFilter {
+  const std::vector<SequenceNumber>* snapshots;
+};
+
+// With filter, iter's key() and value() must stay valid until iter is destroyed (a memtable's
+// do): a user key's entries are gathered before they are decided.
 [[nodiscard]] Status BuildTable(const std::string& dbname, FileSystem* fs,
                                 const TableBuilderOptions& options, InternalIterator* iter,
-                                FileMetaData* meta, RateLimiter* limiter = nullptr,
-                                Statistics* stats = nullptr);
+                                FileMetaData* meta, const FlushFilter* filter = nullptr,
+                                RateLimiter* limiter = nullptr, Statistics* stats = nullptr);
 
 }  // namespace shale

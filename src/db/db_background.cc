@@ -228,12 +228,16 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
   meta.number = versions_->NewFileNumber();
   pending_outputs_.insert(meta.number);
   const TableBuilderOptions options = BuilderOptions();
+  // Versions hidden from every reader are dropped: a snapshot taken from here on reads at a
+  // sequence newer than all of mem's entries, so it needs only their newest.
+  const std::vector<SequenceNumber> snapshots = SnapshotSequences();
+  const FlushFilter filter{&snapshots};
   Status s;
   {
     mutex_.Unlock();
     std::unique_ptr<InternalIterator> iter = mem->NewIterator();
-    s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta, options_.rate_limiter.get(),
-                   stats_);
+    s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta, &filter,
+                   options_.rate_limiter.get(), stats_);
     mutex_.Lock();
   }
   if (s.ok() && meta.file_size > 0) {

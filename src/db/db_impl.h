@@ -135,7 +135,8 @@ class DBImpl final : public DB {
   void BackgroundThread() EXCLUDES(mutex_);
   // Writes the oldest immutable memtable as an L0 table and records it.
   void BackgroundFlush() REQUIRES(mutex_);
-  // Writes mem as an L0 table (mutex released meanwhile); adds the file to edit.
+  // Writes mem as an L0 table without the versions no reader can see (mutex released
+  // meanwhile); adds the file to edit.
   Status WriteLevel0Table(MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
   bool NeedsCompaction() const REQUIRES(mutex_);
   // Compactions that may run at once (Options::max_background_compactions, or derived from
