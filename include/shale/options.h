@@ -114,10 +114,12 @@ struct Options {
   // space overhead stays near 1 / multiplier. false: L1 is max_bytes_for_level_base and each
   // deeper level a multiplier larger. Can change between opens of a DB; a large DB that switches
   // to dynamic sizing has upper levels to drain, which counts as pending compaction bytes (writes
-  // may slow down until it is done).
+  // may slow down until it is done). CompactRange compacts down into the last level but does not
+  // rewrite what already lies there (as RocksDB's default bottommost_level_compaction).
   bool level_compaction_dynamic_level_bytes = false;
-  // Background threads: one runs flushes (one at a time, oldest memtable first), the others
-  // compactions. max_background_jobs in [1, 64] sets how many compactions may run at once, as
+  // Background threads: one more than the compactions that may run at once, so that one is
+  // always free for a flush (one at a time, oldest memtable first; flushes go before
+  // compactions). max_background_jobs in [1, 64] sets how many compactions may run at once, as
   // in RocksDB: max(1, jobs - max(1, jobs / 4)); max_background_compactions (in [1, 64]; -1:
   // derived from jobs) sets it directly. While compaction keeps up, one compaction runs at a
   // time; more start (on inputs and key ranges no running compaction touches) once it falls
