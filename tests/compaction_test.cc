@@ -191,6 +191,15 @@ TEST(GrandparentTrackerTest, CutsAtGrandparentBoundaries) {
     EXPECT_TRUE(t.CutBefore("e", true, 10));   // + e-f: 40,000 > 25,000
   }
   {
+    // An output that ended at its size limit passes no count on: the next output, after one
+    // boundary, is cut at 55% of the target (with the earlier two boundaries counted, 65%).
+    GrandparentTracker t(ucmp, &gp, target);
+    EXPECT_FALSE(t.CutBefore("a", false, 0));
+    EXPECT_FALSE(t.CutBefore("b", true, 10));
+    EXPECT_FALSE(t.CutBefore("d", false, 0));  // the output before ended by size
+    EXPECT_TRUE(t.CutBefore("e", true, 560));
+  }
+  {
     // No grandparents (the output level is the last): never a cut.
     const FileList none;
     GrandparentTracker t(ucmp, &none, target);

@@ -572,3 +572,28 @@ TEST_F(DBBasicTest, DestroyDBRemovesFiles) {
 
 }  // namespace
 }  // namespace shale::test
+
+namespace shale::test {
+namespace {
+
+// DB::Write leaves the caller's batch as it was (the WAL takes a lone batch's bytes in place,
+// with the group's sequence in its header only while they are written).
+TEST(DBWriteBatchTest, WriteDoesNotModifyTheBatch) {
+  ScratchDir dir;
+  Options options;
+  options.create_if_missing = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path() + "/db", &db).ok());
+  WriteBatch batch;
+  ASSERT_TRUE(batch.Put("a", "1").ok());
+  ASSERT_TRUE(batch.Delete("b").ok());
+  const std::string before = batch.Data();
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+    EXPECT_EQ(batch.Data(), before);
+  }
+  ASSERT_TRUE(db->Close().ok());
+}
+
+}  // namespace
+}  // namespace shale::test

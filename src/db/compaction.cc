@@ -84,8 +84,14 @@ bool GrandparentTracker::CutBefore(const Slice& user_key, bool output_open, uint
     overlapped_bytes_ = in_gap_ ? 0 : gp[index_]->file_size;
     return false;
   }
+  if (!output_open) {
+    // The last output ended (at its size limit): the next one starts its own count here.
+    boundaries_crossed_ = 0;
+    overlapped_bytes_ = in_gap_ ? 0 : gp[index_]->file_size;
+    return false;
+  }
   boundaries_crossed_ += crossed;
-  if (!output_open || crossed == 0) return false;
+  if (crossed == 0) return false;
   const bool cut =
       overlapped_bytes_ + output_bytes > 25 * target_ ||
       (crossed >= (in_gap_ ? 2u : 3u) && overlapped_bytes_ - overlapped_before > target_ / 8) ||

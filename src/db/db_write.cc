@@ -114,16 +114,20 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   PerfTimer wal_timer(&PerfContext::write_wal_time);
   // A group of one is its own batch, given the group's sequence (the same bytes
   // BuildGroupRecord would assemble, without copying the batch).
+  // The caller's batch gets its sequence back afterwards: DB::Write does not modify it.
   std::string merged;
   Slice record;
-  if (group.members.size() == 1) {
-    WriteBatchInternal::SetSequence(group.members[0]->batch, first_seq);
-    record = WriteBatchInternal::Contents(group.members[0]->batch);
+  WriteBatch* const lone = group.members.size() == 1 ? group.members[0]->batch : nullptr;
+  const SequenceNumber lone_sequence = lone != nullptr ? WriteBatchInternal::Sequence(lone) : 0;
+  if (lone != nullptr) {
+    WriteBatchInternal::SetSequence(lone, first_seq);
+    record = WriteBatchInternal::Contents(lone);
   } else {
     BuildGroupRecord(group, first_seq, &merged);
     record = merged;
   }
   Status s = log_->AddRecord(record);
+  if (lone != nullptr) WriteBatchInternal::SetSequence(lone, lone_sequence);
   if (s.ok()) log_last_sequence_ = last_seq;
   if (s.ok() && group.need_sync) {
     const uint64_t sync_start = NowMicros();
