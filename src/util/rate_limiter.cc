@@ -108,7 +108,8 @@ class GenericRateLimiter final : public RateLimiter {
     next_refill_us_ = NowMicros() + static_cast<uint64_t>(period_us_);
     available_ = std::min(available_ + burst_, burst_);
     const bool low_first = ++refills_ % static_cast<uint64_t>(fairness_) == 0;
-    for (int q : low_first ? std::initializer_list<int>{0, 1} : std::initializer_list<int>{1, 0}) {
+    const int order[2] = {low_first ? 0 : 1, low_first ? 1 : 0};
+    for (int q : order) {
       while (!queue_[q].empty() && available_ > 0) {
         Waiter* w = queue_[q].front();
         const int64_t take = std::min(w->remaining, available_);
