@@ -95,7 +95,11 @@ TEST_F(AsyncReaderTest, IoUringWithDirectIo) {
   std::unique_ptr<AsyncReader> reader;
   if (!IoUringOrSkip(16, &reader)) GTEST_SKIP() << "io_uring unavailable here";
   auto file = OpenFile(true);
-  ASSERT_EQ(file->GetRequiredBufferAlignment(), 4096u);
+  // What the file system asks for (statx), a power of two; the reads below align to 4 KiB.
+  const size_t align = file->GetRequiredBufferAlignment();
+  ASSERT_GE(align, 512u);
+  if (align > 4096) GTEST_SKIP() << "direct IO alignment " << align << " above 4 KiB";
+  ASSERT_EQ(align & (align - 1), 0u);
   CheckRandomReads(reader.get(), file.get(), 100, true);
 }
 

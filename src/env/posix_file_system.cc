@@ -195,8 +195,9 @@ class PosixSequentialFile final : public SequentialFile {
 // Positional reads. Thread safety: Read may be called concurrently (pread has no shared offset).
 class PosixRandomAccessFile final : public RandomAccessFile {
  public:
-  PosixRandomAccessFile(std::string path, int fd, bool direct)
-      : path_(std::move(path)), fd_(fd), direct_(direct) {}
+  // alignment: 1 for buffered reads; for direct reads what the file's file system requires.
+  PosixRandomAccessFile(std::string path, int fd, bool direct, size_t alignment)
+      : path_(std::move(path)), fd_(fd), direct_(direct), alignment_(alignment) {}
 
   Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
     size_t got = 0;
@@ -213,7 +214,7 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     return Status::OK();
   }
 
-  size_t GetRequiredBufferAlignment() const override { return direct_ ? 4096 : 1; }
+  size_t GetRequiredBufferAlignment() const override { return alignment_; }
   bool use_direct_io() const override { return direct_; }
   int fd() const override { return fd_.get(); }
 
@@ -221,7 +222,26 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   const std::string path_;
   Fd fd_;
   const bool direct_;
+  const size_t alignment_;
 };
+
+// The alignment direct reads of fd need for offsets, lengths and buffers: what statx reports
+// (STATX_DIOALIGN: usually the device's logical block size, 512 bytes on most disks, so that a
+// 4 KiB block read costs 4.5 KiB rather than the 8 KiB of two whole pages), or 4096 where the
+// kernel or file system does not say.
+size_t DirectIOAlignment(int fd) {
+  constexpr size_t kFallback = 4096, kMax = 64 << 10;
+#ifdef STATX_DIOALIGN
+  struct statx sx {};
+  if (::statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+      (sx.stx_mask & STATX_DIOALIGN) != 0 && sx.stx_dio_offset_align > 0) {
+    const size_t align = std::max<size_t>(sx.stx_dio_offset_align, sx.stx_dio_mem_align);
+    // A power of two, as aligned_alloc and the rounding of ranges need.
+    if ((align & (align - 1)) == 0 && align <= kMax) return align;
+  }
+#endif
+  return kFallback;
+}
 
 class PosixDirectory final : public Directory {
  public:
@@ -288,7 +308,8 @@ class PosixFileSystem final : public FileSystem {
     if (options.use_direct_io) flags |= O_DIRECT;
     int fd = Open(path, flags);
     if (fd < 0) return PosixError(path, errno);
-    *result = std::make_unique<PosixRandomAccessFile>(path, fd, options.use_direct_io);
+    *result = std::make_unique<PosixRandomAccessFile>(
+        path, fd, options.use_direct_io, options.use_direct_io ? DirectIOAlignment(fd) : 1);
     return Status::OK();
   }
 
