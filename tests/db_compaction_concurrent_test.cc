@@ -172,6 +172,38 @@ TEST_F(DBCompactionConcurrentTest, SubcompactionsSplitOneCompactionAndKeepEveryV
   ExpectContents(model);
 }
 
+// CompactRangeOptions::max_subcompactions replaces the DB's for the call (0: the DB's); out of
+// range, like an unknown bottommost_level_compaction, it is InvalidArgument.
+TEST_F(DBCompactionConcurrentTest, CompactRangeMaxSubcompactionsOverridesTheDBs) {
+  options_.statistics = CreateDBStatistics();
+  UseManualSplitCompactions();
+  options_.max_subcompactions = 1;
+  Open();
+  Random rnd(17);
+  Model model;
+  WriteRandom(&rnd, 16000, &model);
+  CompactRangeOptions bad;
+  bad.max_subcompactions = 65;
+  EXPECT_TRUE(db_->CompactRange(bad, nullptr, nullptr).IsInvalidArgument());
+  bad.max_subcompactions = 0;
+  bad.bottommost_level_compaction = static_cast<BottommostLevelCompaction>(9);
+  EXPECT_TRUE(db_->CompactRange(bad, nullptr, nullptr).IsInvalidArgument());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  HistogramData parts;
+  options_.statistics->histogramData(NUM_SUBCOMPACTIONS_SCHEDULED, &parts);
+  EXPECT_EQ(parts.count, 0u);  // the DB's 1: nothing split
+  CompactRangeOptions split;
+  split.max_subcompactions = 4;
+  split.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(db_->CompactRange(split, nullptr, nullptr).ok());
+  options_.statistics->histogramData(NUM_SUBCOMPACTIONS_SCHEDULED, &parts);
+  EXPECT_GE(parts.count, 1u);
+  EXPECT_GE(parts.max, 2);  // the last level rewritten in place, in parts
+  ExpectContents(model);
+  Reopen();
+  ExpectContents(model);
+}
+
 // A part that fails (a table write error) fails the whole compaction with that error — not
 // the Aborted its siblings stop with — and installs nothing; once the fault is gone, Resume
 // and the compaction succeed.

@@ -882,7 +882,10 @@ TEST_F(DBFaultTest, EveryOperationFailureDuringFlushAndCompactionSurvivesPowerLo
           if (Put(round, /*sync=*/true).ok()) acked.insert(round);
           if (!db_->Flush(FlushOptions()).ok()) db_->Resume().PermitUncheckedError();
         }
-        if (!db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok()) {
+        // L0 into L1, then L1 rewritten in place.
+        CompactRangeOptions force;
+        force.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+        if (!db_->CompactRange(force, nullptr, nullptr).ok()) {
           db_->Resume().PermitUncheckedError();
         }
         if (Put(100, /*sync=*/true).ok()) acked.insert(100);

@@ -284,14 +284,65 @@ TEST_F(DBLsmTest, CompactRangeDropsHiddenVersionsButSnapshotsKeepTheirs) {
     ASSERT_EQ(Get(Key(i), snap), Val("old", i));
   }
   db_->ReleaseSnapshot(snap);
-  // Without the snapshot a second full compaction drops the old versions and tombstones.
+  // Everything is in the bottom level now: by default a second CompactRange leaves it there as
+  // it is; with kForce it rewrites it in place, dropping the old versions and the tombstones.
   std::string before;
   ASSERT_TRUE(db_->GetProperty("shale.estimate-num-keys", &before));
   ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  std::string unchanged;
+  ASSERT_TRUE(db_->GetProperty("shale.estimate-num-keys", &unchanged));
+  EXPECT_EQ(unchanged, before);
+  CompactRangeOptions force;
+  force.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(db_->CompactRange(force, nullptr, nullptr).ok());
   std::string after;
   ASSERT_TRUE(db_->GetProperty("shale.estimate-num-keys", &after));
   EXPECT_EQ(std::stoull(after), 100u) << "before: " << before;
   for (int i = 1; i < 200; i += 2) ASSERT_EQ(Get(Key(i)), Val("new", i));
+  for (int l = 2; l < options_.num_levels; l++) EXPECT_EQ(FilesAt(l), 0) << l;
+}
+
+// Static level sizes: CompactRange compacts down to the deepest level holding data and no
+// further; bottommost_level_compaction decides whether that level's files are rewritten in
+// place: kSkip (and the default) only those the compaction from above overlaps,
+// kForceOptimized also the others but not the ones just written, kForce all of them again.
+TEST_F(DBLsmTest, BottommostLevelCompactionRewritesTheLastLevelAsAsked) {
+  auto bytes_written = [&](BottommostLevelCompaction bottommost, int* files) {
+    Close();
+    EXPECT_TRUE(DestroyDB(dbname_, options_).ok());
+    options_.disable_auto_compactions = true;
+    options_.statistics = CreateDBStatistics();
+    Open();
+    Fill(0, 900, "a");
+    EXPECT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+    EXPECT_EQ(FilesAt(0), 0);
+    EXPECT_GE(FilesAt(1), 4);
+    Fill(440, 450, "b");  // into a middle L1 file: old files on both sides of it
+    const uint64_t before = options_.statistics->getTickerCount(COMPACT_WRITE_BYTES);
+    CompactRangeOptions o;
+    o.bottommost_level_compaction = bottommost;
+    EXPECT_TRUE(db_->CompactRange(o, nullptr, nullptr).ok());
+    for (int i = 0; i < 900; i++) {
+      EXPECT_EQ(Get(Key(i)), Val(i >= 440 && i < 450 ? "b" : "a", i)) << i;
+    }
+    // L0 went into L1, and L1 stays the last level.
+    EXPECT_EQ(FilesAt(0), 0);
+    EXPECT_GT(FilesAt(1), 0);
+    for (int l = 2; l < options_.num_levels; l++) EXPECT_EQ(FilesAt(l), 0) << l;
+    *files = FilesAt(1);
+    return options_.statistics->getTickerCount(COMPACT_WRITE_BYTES) - before;
+  };
+  int skip_files = 0, files = 0;
+  const uint64_t skip = bytes_written(BottommostLevelCompaction::kSkip, &skip_files);
+  EXPECT_EQ(bytes_written(BottommostLevelCompaction::kIfHaveCompactionFilter, &files), skip);
+  EXPECT_EQ(files, skip_files);
+  const uint64_t optimized = bytes_written(BottommostLevelCompaction::kForceOptimized, &files);
+  const uint64_t force = bytes_written(BottommostLevelCompaction::kForce, &files);
+  // kSkip rewrites the L1 files with the new writes; kForceOptimized all of L1 once (the old
+  // files before, between and after the new ones, in runs); kForce those new ones twice.
+  EXPECT_GT(skip, 0u);
+  EXPECT_GT(optimized, skip);
+  EXPECT_GT(force, optimized);
 }
 
 TEST_F(DBLsmTest, MergeOperandsAcrossLevels) {
@@ -385,11 +436,10 @@ TEST_F(DBLsmTest, CorruptManifestFailsOpen) {
 // num_levels (not Corruption), and the DB opens again with enough levels.
 TEST_F(DBLsmTest, TooFewLevelsForTheDataIsInvalidArgument) {
   options_.disable_auto_compactions = true;
+  options_.level_compaction_dynamic_level_bytes = true;  // CompactRange goes to the last level
   Open();
   Fill(0, 100, "v");
-  for (int i = 0; i < 3 && FilesAt(3) == 0; i++) {
-    ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
-  }
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
   ASSERT_GT(FilesAt(3), 0);
   Close();
   options_.num_levels = 3;
@@ -597,7 +647,7 @@ struct PowerLossCase {
   CrashMode mode;
   bool revert_directories;
   // 0: puts with every 25th synced; 1: also deletes, bigger values, every 9th synced, parallel
-  // compactions, subcompactions and dynamic level sizes
+  // compactions, subcompactions, dynamic level sizes and a CompactRange
   int workload;
 };
 
@@ -637,6 +687,12 @@ class DBPowerLossTest : public ::testing::TestWithParam<PowerLossCase> {
       // write, so tombstones go through flush and compaction too.
       Status st = db->Put(wo, Key(i), ValueFor(c.workload, i));
       if (st.ok() && c.workload == 1 && i % 5 == 4) st = db->Delete(wo, Key(1000 + i));
+      // Workload 1 also compacts everything into the last level halfway, rewriting it.
+      if (st.ok() && c.workload == 1 && i == 150) {
+        CompactRangeOptions co;
+        co.bottommost_level_compaction = BottommostLevelCompaction::kForceOptimized;
+        st = db->CompactRange(co, nullptr, nullptr);
+      }
       if (!st.ok()) break;
       *written = i + 1;
       if (wo.sync) *synced_upto = i + 1;

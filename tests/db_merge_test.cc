@@ -40,9 +40,12 @@ class DBMergeTest : public DBTestBase {
     for (int i = 0; i < n; i++) out += (i > 0 ? "," : "") + ops[i].ToString();
     return out;
   }
+  // Flushes, then compacts everything into the last level holding data, rewriting it.
   void FlushAndCompact() {
     ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-    ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+    CompactRangeOptions o;
+    o.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+    ASSERT_TRUE(db_->CompactRange(o, nullptr, nullptr).ok());
   }
 };
 

@@ -351,8 +351,11 @@ void DBModelTest::Run(uint64_t seed, int ops) {
         std::string a = RandomKey(&rnd), b = RandomKey(&rnd);
         if (b < a) std::swap(a, b);
         Slice begin(a), end(b);
-        Status cs = db_->CompactRange(CompactRangeOptions(), rnd.OneIn(4) ? nullptr : &begin,
-                                      rnd.OneIn(4) ? nullptr : &end);
+        CompactRangeOptions co;
+        co.bottommost_level_compaction = static_cast<BottommostLevelCompaction>(rnd.Uniform(4));
+        const Slice* from = rnd.OneIn(4) ? nullptr : &begin;
+        const Slice* to = rnd.OneIn(4) ? nullptr : &end;
+        Status cs = db_->CompactRange(co, from, to);
         ASSERT_TRUE(cs.ok()) << cs.ToString();
       } else {
         ASSERT_TRUE(db_->WaitForCompact().ok());

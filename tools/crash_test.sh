@@ -10,7 +10,7 @@
 #
 # Defaults: 200 cycles, 8 writers, 2 readers, 20000 keys, each run killed after 100..1000 ms;
 # every other run with parallel compactions and subcompactions, every third with dynamic level
-# sizing.
+# sizing, one in four with CompactRange calls among the writes.
 # Environment: SHALE_STRESS (default build/tools/shale_stress), TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,10 +55,12 @@ for ((c = 1; c <= cycles; c++)); do
   # SIGKILL to the stress process alone after run_ms (exit 137); timeout returns once it is gone
   # (its LOCK released). A run that ends by itself before has failed a check.
   # Every other cycle runs up to 3 compactions at once and splits L0 compactions in parts;
-  # every third sizes levels dynamically (the DB switches sizing between runs).
+  # every third sizes levels dynamically (the DB switches sizing between runs); one in four
+  # also has the writers call CompactRange now and then.
   parallel=()
   if ((c % 2 == 0)); then parallel=(--max_background_jobs=4 --subcompactions=3); fi
   if ((c % 3 == 0)); then parallel+=(--level_compaction_dynamic_level_bytes); fi
+  if ((c % 4 == 1)); then parallel+=(--compact_range_one_in=1000); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \
     "$stress" "${common[@]}" "${parallel[@]}" --duration=3600 --seed=$((seed * 100003 + c)) \

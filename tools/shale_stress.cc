@@ -72,6 +72,9 @@ DEFINE_uint64(max_bytes_for_level_base, 1 << 20, "L1 size");
 DEFINE_int32(max_background_jobs, 2, "Background jobs (4: up to 3 compactions at once)");
 DEFINE_int32(subcompactions, 1, "Parts an L0 compaction is split into");
 DEFINE_bool(level_compaction_dynamic_level_bytes, false, "Size levels from the bottom");
+DEFINE_uint64(compact_range_one_in, 0,
+              "Each writer runs CompactRange over a random key range (random "
+              "bottommost_level_compaction) once in this many operations (0: never)");
 
 namespace shale::stress {
 namespace {
@@ -211,7 +214,7 @@ class ExpectedState {
 
 struct Counters {
   std::atomic<uint64_t> writes{0}, syncs{0}, batches{0}, merges{0}, deletes{0};
-  std::atomic<uint64_t> gets{0}, multigets{0}, scans{0}, failures{0};
+  std::atomic<uint64_t> gets{0}, multigets{0}, scans{0}, failures{0}, compact_ranges{0};
 };
 
 class Stress {
@@ -324,10 +327,11 @@ class Stress {
     running_ = false;
     std::printf(
         "ran: %lu writes (%lu synced, %lu in batches, %lu merges, %lu deletes), %lu gets, "
-        "%lu multigets, %lu scans, %lu failed checks\n",
+        "%lu multigets, %lu scans, %lu CompactRange calls, %lu failed checks\n",
         counters_.writes.load(), counters_.syncs.load(), counters_.batches.load(),
         counters_.merges.load(), counters_.deletes.load(), counters_.gets.load(),
-        counters_.multigets.load(), counters_.scans.load(), counters_.failures.load());
+        counters_.multigets.load(), counters_.scans.load(), counters_.compact_ranges.load(),
+        counters_.failures.load());
   }
 
   uint64_t failures() const { return counters_.failures.load(); }
@@ -369,6 +373,17 @@ class Stress {
       if (FLAGS_ops_per_writer > 0 ? op >= FLAGS_ops_per_writer
                                    : (op % 16 == 0 && Clock::now() >= deadline)) {
         break;
+      }
+      if (FLAGS_compact_range_one_in > 0 && rnd.OneIn(FLAGS_compact_range_one_in)) {
+        const uint64_t a = rnd.Uniform(FLAGS_max_key), b = rnd.Uniform(FLAGS_max_key);
+        const std::string begin = KeyOf(std::min(a, b)), end = KeyOf(std::max(a, b));
+        const Slice begin_slice(begin), end_slice(end);
+        CompactRangeOptions co;
+        co.bottommost_level_compaction = static_cast<BottommostLevelCompaction>(rnd.Uniform(4));
+        Status s = db_->CompactRange(co, rnd.OneIn(4) ? nullptr : &begin_slice,
+                                     rnd.OneIn(4) ? nullptr : &end_slice);
+        if (!s.ok()) Fail("CompactRange", s);
+        counters_.compact_ranges++;
       }
       WriteOptions wo;
       wo.sync = sync_in > 0 && rnd.OneIn(sync_in);

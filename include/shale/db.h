@@ -99,8 +99,12 @@ class DB {
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
   virtual Status Flush(const FlushOptions& options) = 0;
-  // Compacts the key range [*begin, *end] (null: unbounded) down the levels. InvalidArgument
-  // if begin is after end.
+  // Compacts the key range [*begin, *end] (null: unbounded) down the levels, each level into the
+  // next: L0 into L1 and on down to the deepest level that holds data (with
+  // level_compaction_dynamic_level_bytes: L0 into the base level and on down to the last level,
+  // num_levels - 1). Then options.bottommost_level_compaction says whether that deepest level's
+  // files in the range are rewritten in place. Flushes the memtable first. Runs alone: no
+  // background compaction runs while it does. InvalidArgument if begin is after end.
   virtual Status CompactRange(const CompactRangeOptions& options, const Slice* begin,
                               const Slice* end) = 0;
   // Waits until no flush or compaction is pending or running.

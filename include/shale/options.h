@@ -114,8 +114,7 @@ struct Options {
   // space overhead stays near 1 / multiplier. false: L1 is max_bytes_for_level_base and each
   // deeper level a multiplier larger. Can change between opens of a DB; a large DB that switches
   // to dynamic sizing has upper levels to drain, which counts as pending compaction bytes (writes
-  // may slow down until it is done). CompactRange compacts down into the last level but does not
-  // rewrite what already lies there (as RocksDB's default bottommost_level_compaction).
+  // may slow down until it is done). CompactRange compacts down into the last level.
   bool level_compaction_dynamic_level_bytes = false;
   // Background threads: one more than the compactions that may run at once, so that one is
   // always free for a flush (one at a time, oldest memtable first; flushes go before
@@ -183,6 +182,23 @@ struct FlushOptions {
   bool wait = true;
 };
 
-struct CompactRangeOptions {};
+// What CompactRange does with the last level it compacts into (its files in the range are not
+// otherwise rewritten: a compaction into that level rewrites only those of them that overlap
+// its inputs).
+enum class BottommostLevelCompaction {
+  kSkip,                    // leave them as they are
+  kIfHaveCompactionFilter,  // as kSkip: shale has no compaction filters
+  kForce,                   // rewrite every one of them in the range, dropping what no reader
+                            // can see (hidden versions, deletions with nothing below)
+  kForceOptimized,          // as kForce, but not the files this call already wrote
+};
+
+struct CompactRangeOptions {
+  BottommostLevelCompaction bottommost_level_compaction =
+      BottommostLevelCompaction::kIfHaveCompactionFilter;
+  // Each compaction of the call is split into up to this many subcompactions; 0: the DB's
+  // max_subcompactions. In [0, 64].
+  uint32_t max_subcompactions = 0;
+};
 
 }  // namespace shale

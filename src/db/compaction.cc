@@ -34,7 +34,7 @@ std::pair<Slice, Slice> Compaction::UserKeyRange(const Comparator* ucmp) const {
 bool Compaction::IsTrivialMove() const {
   // An L0 file may overlap other L0 files that are older: moving it below them would reorder
   // versions, so L0 moves only when it is the only L0 file overlapping its range.
-  if (inputs_[0].size() != 1 || !inputs_[1].empty()) return false;
+  if (inputs_[0].size() != 1 || !inputs_[1].empty() || level_ == output_level_) return false;
   if (level_ > 0) return true;
   const FileMetaData& f = *inputs_[0][0];
   const Slice lo = ExtractUserKey(f.smallest), hi = ExtractUserKey(f.largest);

@@ -20,6 +20,7 @@
 #include "src/base/dbformat.h"
 #include "src/db/version.h"
 #include "src/db/version_edit.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -30,12 +31,16 @@ class Compaction {
  public:
   // output_level > level: the next level, or for L0 the base level (the first level below L0
   // that holds data when levels are sized dynamically; no level between them holds any).
+  // output_level == level >= 1: the inputs are rewritten in place (CompactRange's
+  // bottommost_level_compaction); inputs(1) is then empty.
   Compaction(std::shared_ptr<Version> input_version, int level, int output_level,
              uint64_t max_output_file_size)
       : input_version_(std::move(input_version)),
         level_(level),
         output_level_(output_level),
-        max_output_file_size_(max_output_file_size) {}
+        max_output_file_size_(max_output_file_size) {
+    SHALE_ASSERT(output_level > level || (output_level == level && level >= 1));
+  }
 
   int level() const { return level_; }
   int output_level() const { return output_level_; }
@@ -54,7 +59,8 @@ class Compaction {
 
   // The smallest and largest user keys of the input files: every output lies within them.
   std::pair<Slice, Slice> UserKeyRange(const Comparator* ucmp) const;
-  // One input file and nothing to merge it with: it can move down a level unchanged.
+  // One input file and nothing to merge it with: it can move down a level unchanged (never
+  // for a compaction in place).
   bool IsTrivialMove() const;
   // Records the removal of every input in edit.
   void AddInputDeletions(VersionEdit* edit) const;

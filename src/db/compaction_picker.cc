@@ -77,23 +77,17 @@ bool AnyBusy(const FileList& files) {
   return false;
 }
 
-// Adds the files of the output level that overlap the user-key range of c's inputs, and the
-// grandparents overlapping the whole.
+// Adds the files of the output level that overlap the user-key range of c's inputs (none for a
+// compaction in place), and the grandparents overlapping the whole.
 bool AddNextLevelInputs(const Comparator* ucmp, Compaction* c) {
-  const FileList& in = c->inputs(0);
-  Slice lo = ExtractUserKey(in[0]->smallest), hi = ExtractUserKey(in[0]->largest);
-  for (const auto& f : in) {
-    if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
-    if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
-  }
   const Version& v = c->input_version();
-  c->mutable_inputs(1) = v.OverlappingInputs(c->output_level(), &lo, &hi);
-  if (AnyBusy(c->inputs(1))) return false;
+  if (c->output_level() != c->level()) {
+    auto [lo, hi] = c->UserKeyRange(ucmp);  // of inputs(0): inputs(1) is still empty
+    c->mutable_inputs(1) = v.OverlappingInputs(c->output_level(), &lo, &hi);
+    if (AnyBusy(c->inputs(1))) return false;
+  }
   if (c->output_level() + 1 < v.num_levels()) {
-    for (const auto& f : c->inputs(1)) {
-      if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
-      if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
-    }
+    auto [lo, hi] = c->UserKeyRange(ucmp);
     c->mutable_grandparents() = v.OverlappingInputs(c->output_level() + 1, &lo, &hi);
   }
   return true;
@@ -152,15 +146,9 @@ uint64_t OutputFileSize(const VersionSet& vset) { return vset.options().target_f
   const FileList& in = c.inputs(0);
   if (in.empty()) return false;
   if (c.level() == 0 && in.size() != v.files(0).size()) return false;
-  // The user-key span of all the inputs.
-  Slice lo = ExtractUserKey(in[0]->smallest), hi = ExtractUserKey(in[0]->largest);
-  for (int which = 0; which < 2; which++) {
-    for (const auto& f : c.inputs(which)) {
-      if (ucmp->Compare(ExtractUserKey(f->smallest), lo) < 0) lo = ExtractUserKey(f->smallest);
-      if (ucmp->Compare(ExtractUserKey(f->largest), hi) > 0) hi = ExtractUserKey(f->largest);
-    }
-  }
-  const FileList& next = c.inputs(1);
+  const auto [lo, hi] = c.UserKeyRange(ucmp);
+  // The inputs at the output level: inputs(1), or inputs(0) for a compaction in place.
+  const FileList& next = c.inputs(c.level() == c.output_level() ? 0 : 1);
   for (const auto& f : v.files(c.output_level())) {
     const Slice smallest = ExtractUserKey(f->smallest), largest = ExtractUserKey(f->largest);
     if (ucmp->Compare(smallest, largest) > 0) continue;  // not a range: see the invariant
@@ -366,6 +354,30 @@ std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
   const Comparator* ucmp = vset.icmp()->user_comparator();
   if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
   // Invariant: as PickCompaction's.
+  SHALE_ASSERT(InputsComplete(ucmp, *c));
+  return c;
+}
+
+std::unique_ptr<Compaction> InPlaceCompaction(const VersionSet& vset,
+                                              std::shared_ptr<Version> version, int level,
+                                              const Slice* begin, const Slice* end,
+                                              uint64_t first_skipped_number) {
+  SHALE_ASSERT(level >= 1);
+  const FileList in = version->OverlappingInputs(level, begin, end);
+  auto c = std::make_unique<Compaction>(version, level, level, OutputFileSize(vset));
+  // The first run of consecutive files none of which is skipped or busy: a gap left by a
+  // skipped file inside the inputs would let an output overlap it.
+  for (const auto& f : in) {
+    if (f->number < first_skipped_number && !f->being_compacted) {
+      c->mutable_inputs(0).push_back(f);
+    } else if (!c->inputs(0).empty()) {
+      break;
+    }
+  }
+  if (c->inputs(0).empty()) return nullptr;
+  const Comparator* ucmp = vset.icmp()->user_comparator();
+  if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
+  // Invariant: as PickCompaction's, the output level being the inputs' own.
   SHALE_ASSERT(InputsComplete(ucmp, *c));
   return c;
 }

@@ -63,5 +63,13 @@ uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& v
 std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
                                             std::shared_ptr<Version> version, int level,
                                             const Slice* begin, const Slice* end);
+// A compaction of level (>= 1) into itself: the first run of consecutive files of level
+// overlapping [begin, end] (null: unbounded) whose numbers are below first_skipped_number and
+// that no compaction holds. Null when there is none. Called again after it has run (its outputs
+// having numbers at or above first_skipped_number), it takes the next such run.
+std::unique_ptr<Compaction> InPlaceCompaction(const VersionSet& vset,
+                                              std::shared_ptr<Version> version, int level,
+                                              const Slice* begin, const Slice* end,
+                                              uint64_t first_skipped_number);
 
 }  // namespace shale

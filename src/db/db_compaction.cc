@@ -51,7 +51,8 @@ bool DBImpl::BackgroundCompaction() {
   std::unique_ptr<Compaction> c =
       PickCompaction(*versions_, versions_->current(), running_compactions_, &pointers);
   if (c == nullptr) return false;
-  Status s = RunCompaction(c.get(), /*manual=*/false);
+  // Only a compaction from L0 is split: it holds every L0 file, and the others behind it wait.
+  Status s = RunCompaction(c.get(), c->level() == 0 ? options_.max_subcompactions : 1);
   if (!s.ok() && !shutdown_requested_.load(std::memory_order_relaxed)) {
     SetBackgroundErrorLocked(s);
   }
@@ -100,20 +101,20 @@ struct DBImpl::CompactionState {
   uint64_t bytes_written = 0;
 };
 
-Status DBImpl::RunCompaction(Compaction* c, bool manual) {
+Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   c->MarkBeingCompacted(true);
   if (c->IsTrivialMove()) return MoveFileDownLocked(c);
   running_compactions_.push_back(c);
   const std::vector<SequenceNumber> snapshots = SnapshotSequences();
   const TableBuilderOptions builder_options = BuilderOptions();
-  const bool split = options_.max_subcompactions > 1 && (c->level() == 0 || manual);
+  const bool split = max_subcompactions > 1;
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<CompactionState>> parts;
   mutex_.Unlock();
   std::vector<std::string> boundaries;
   if (split) {
     boundaries = SubcompactionBoundaries(*c, table_cache_.get(), icmp_.user_comparator(),
-                                         options_.max_subcompactions, c->max_output_file_size());
+                                         max_subcompactions, c->max_output_file_size());
   }
   for (size_t i = 0; i <= boundaries.size(); i++) {
     auto part = std::make_unique<CompactionState>(c, snapshots, builder_options, &stop);
@@ -348,7 +349,11 @@ Status DBImpl::InstallCompactionResultsLocked(
     compaction_write_bytes_ += bytes_written;
     LevelCompactionStats& ls = LevelStatsLocked(c.output_level());
     ls.compactions++;
-    for (const auto& f : c.inputs(0)) ls.read_level_bytes += f->file_size;
+    // Read from the level above, and from the output level (all of it for a compaction in
+    // place).
+    const bool in_place = c.level() == c.output_level();
+    for (const auto& f : c.inputs(0))
+      (in_place ? ls.read_next_bytes : ls.read_level_bytes) += f->file_size;
     for (const auto& f : c.inputs(1)) ls.read_next_bytes += f->file_size;
     ls.write_bytes += bytes_written;
     if (stats_ != nullptr) {
@@ -362,9 +367,22 @@ Status DBImpl::InstallCompactionResultsLocked(
 
 // ---------------------------------------------------------------- CompactRange
 
-Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, const Slice* end) {
+Status DBImpl::CompactRange(const CompactRangeOptions& options, const Slice* begin,
+                            const Slice* end) {
   if (begin != nullptr && end != nullptr && options_.comparator->Compare(*begin, *end) > 0) {
     return Status::InvalidArgument("CompactRange: begin is after end");
+  }
+  switch (options.bottommost_level_compaction) {
+    case BottommostLevelCompaction::kSkip:
+    case BottommostLevelCompaction::kIfHaveCompactionFilter:
+    case BottommostLevelCompaction::kForce:
+    case BottommostLevelCompaction::kForceOptimized:
+      break;
+    default:
+      return Status::InvalidArgument("CompactRange: unknown bottommost_level_compaction");
+  }
+  if (options.max_subcompactions > kMaxSubcompactions) {
+    return Status::InvalidArgument("CompactRange: max_subcompactions must be in [0, 64]");
   }
   Status s = Flush(FlushOptions());
   if (!s.ok()) return s;
@@ -375,22 +393,43 @@ Status DBImpl::CompactRange(const CompactRangeOptions&, const Slice* begin, cons
   while (manual_compaction_ || !running_compactions_.empty()) bg_done_cv_.Wait();
   manual_compactions_waiting_--;
   manual_compaction_ = true;
-  int last = 0;
-  {
+  const uint64_t first_new_number = versions_->next_file_number();
+  const uint32_t subcompactions =
+      options.max_subcompactions > 0 ? options.max_subcompactions : options_.max_subcompactions;
+  // The deepest level this compacts into: with dynamic level sizes the last level; otherwise
+  // the deepest level holding data, and at least L1 (L0 always goes down).
+  int bottom = options_.num_levels - 1;
+  if (!options_.level_compaction_dynamic_level_bytes) {
+    bottom = 1;
     auto v = versions_->current();
-    for (int level = 0; level < v->num_levels(); level++) {
-      if (!v->files(level).empty()) last = level;
+    for (int level = 1; level < v->num_levels(); level++) {
+      if (!v->files(level).empty()) bottom = level;
     }
   }
-  // Down to one level below the deepest data (when there is one), so the deepest data is
-  // rewritten too and what no snapshot needs is dropped.
-  const int bottom = std::min(last + 1, options_.num_levels - 1);
   for (int level = 0; level < bottom && s.ok(); level++) {
     std::unique_ptr<Compaction> c =
         RangeCompaction(*versions_, versions_->current(), level, begin, end);
     if (c == nullptr) continue;
-    s = RunCompaction(c.get(), /*manual=*/true);
+    s = RunCompaction(c.get(), subcompactions);
     if (!s.ok()) SetBackgroundErrorLocked(s);
+  }
+  // Rewrite the bottom level's files in the range in place: every one that was there before
+  // this step (kForce), or before this call (kForceOptimized: not the outputs of the steps
+  // above). Each compaction takes a run of consecutive files; its outputs are newer than the
+  // cut-off, so the next one takes the next run.
+  const BottommostLevelCompaction bottommost = options.bottommost_level_compaction;
+  if (bottommost == BottommostLevelCompaction::kForce ||
+      bottommost == BottommostLevelCompaction::kForceOptimized) {
+    const uint64_t cut_off = bottommost == BottommostLevelCompaction::kForce
+                                 ? versions_->next_file_number()
+                                 : first_new_number;
+    while (s.ok()) {
+      std::unique_ptr<Compaction> c =
+          InPlaceCompaction(*versions_, versions_->current(), bottom, begin, end, cut_off);
+      if (c == nullptr) break;
+      s = RunCompaction(c.get(), subcompactions);
+      if (!s.ok()) SetBackgroundErrorLocked(s);
+    }
   }
   manual_compaction_ = false;
   bg_done_cv_.SignalAll();

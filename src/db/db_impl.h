@@ -155,10 +155,9 @@ class DBImpl final : public DB {
   // Runs the compaction the picker chooses; its failure becomes the background error. False
   // when there was none to run (every due level's inputs are busy).
   bool BackgroundCompaction() REQUIRES(mutex_);
-  // Runs c (mutex released for the file IO) and installs its result. A compaction from L0, or
-  // a manual one, is split into subcompactions (Options::max_subcompactions) run on threads of
-  // their own.
-  Status RunCompaction(Compaction* c, bool manual) REQUIRES(mutex_);
+  // Runs c (mutex released for the file IO) and installs its result, split into up to
+  // max_subcompactions parts (subcompactions) run on threads of their own.
+  Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(mutex_);
   // RunCompaction's steps. CompactionState (db_compaction.cc) is the work in progress of one
   // compaction, or of one part of it (a subcompaction); the steps that exclude mutex_ run
   // while RunCompaction has released it, one thread per CompactionState.

@@ -32,6 +32,7 @@
 #include "src/base/async_read.h"
 #include "src/base/filename.h"
 #include "src/db/db_impl.h"
+#include "src/db/subcompaction.h"
 #include "src/db/write_batch_internal.h"
 #include "src/util/invariants.h"
 #include "wal/log_reader.h"
@@ -46,7 +47,6 @@ constexpr uint64_t kWalZeroFillBytes = 1 << 20;
 // Upper bounds that keep Open from failing on allocation or thread creation.
 constexpr size_t kMaxWriteBufferSize = size_t{64} << 30;
 constexpr int kMaxBackgroundJobs = 64;
-constexpr uint32_t kMaxSubcompactions = 64;
 
 Status ValidateOptions(const Options& o) {
   auto bad = [](const char* field, const std::string& why) {

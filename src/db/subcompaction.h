@@ -25,6 +25,10 @@ namespace shale {
 
 class TableCache;
 
+// The most parts one compaction is split into (Options and CompactRangeOptions
+// max_subcompactions).
+inline constexpr uint32_t kMaxSubcompactions = 64;
+
 // Ascending, distinct user keys splitting c into at most max_parts parts of about equal input
 // bytes, each at least min_part_bytes (empty: one part). An input whose index cannot be read
 // counts as one anchor at its largest key.

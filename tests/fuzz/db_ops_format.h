@@ -36,7 +36,8 @@ enum class DbOp : uint8_t {
                     // (% 6: SeekToFirst, SeekToLast, Seek key, SeekForPrev key, Next, Prev)
   kScan,            // whole DB forward and backward
   kFlush,           //
-  kCompactRange,    // flags:byte (bit 0: begin key follows, bit 1: end key follows) [key] [key]
+  kCompactRange,    // flags:byte (bit 0: begin key follows, bit 1: end key follows, bits 2-3:
+                    // bottommost_level_compaction) [key] [key]
   kReopen,          // Close and Open; everything written must be there
   kSnapshot,        // which:byte; takes one when fewer than 4 are held and bit 7 is clear,
                     // else releases snapshot which % held

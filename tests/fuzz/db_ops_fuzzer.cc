@@ -313,8 +313,10 @@ class Runner {
         if ((flags & 2) != 0) end = in->Key();
         const Slice b = begin ? Slice(*begin) : Slice();
         const Slice e = end ? Slice(*end) : Slice();
-        const shale::Status s = db_->CompactRange(shale::CompactRangeOptions(),
-                                                  begin ? &b : nullptr, end ? &e : nullptr);
+        shale::CompactRangeOptions co;
+        co.bottommost_level_compaction =
+            static_cast<shale::BottommostLevelCompaction>((flags >> 2) & 3);
+        const shale::Status s = db_->CompactRange(co, begin ? &b : nullptr, end ? &e : nullptr);
         if (begin && end && *begin > *end) {
           // An empty range the wrong way round is the caller's mistake (db.h).
           if (!s.IsInvalidArgument()) FailAt("CompactRange begin > end: " + s.ToString());

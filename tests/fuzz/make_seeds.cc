@@ -298,6 +298,14 @@ void DbOpsSeeds() {
     o.Op(DbOp::kIterate).Byte(6).Byte(0).Byte(4).Byte(4).Byte(2).Key(3).Byte(5).Byte(1).Byte(5);
     Write("db_ops_fuzzer", "put_delete_flush_compact_reopen", o.bytes());
   }
+  {  // The last level rewritten in place (kForce: flags 2 << 2) after overwrites and deletes.
+    Ops o(0x00);
+    for (size_t k = 1; k < 6; k++) o.Op(DbOp::kPut).Key(k).Value("a");
+    o.Op(DbOp::kCompactRange).Byte(0);
+    o.Op(DbOp::kPut).Key(2).Value("b").Op(DbOp::kDelete).Key(4);
+    o.Op(DbOp::kCompactRange).Byte(8).Op(DbOp::kScan).Op(DbOp::kGet).Key(4);
+    Write("db_ops_fuzzer", "compact_bottommost_force", o.bytes());
+  }
   {  // Merges, batches, snapshots and merge operands (zstd, no flush at recovery).
     Ops o(0x05);
     o.Op(DbOp::kPut).Key(2).Value("base").Op(DbOp::kMerge).Key(2).Value("m1");
