@@ -272,6 +272,7 @@ TEST_F(DBLsmTest, FlushDropsHiddenVersionsButSnapshotsKeepTheirs) {
 
 TEST_F(DBLsmTest, CompactRangeDropsHiddenVersionsButSnapshotsKeepTheirs) {
   options_.disable_auto_compactions = true;
+  options_.level_compaction_dynamic_level_bytes = false;  // the data ends in L1
   Open();
   Fill(0, 200, "old");
   const Snapshot* snap = db_->GetSnapshot();
@@ -311,6 +312,7 @@ TEST_F(DBLsmTest, BottommostLevelCompactionRewritesTheLastLevelAsAsked) {
     Close();
     EXPECT_TRUE(DestroyDB(dbname_, options_).ok());
     options_.disable_auto_compactions = true;
+    options_.level_compaction_dynamic_level_bytes = false;
     options_.statistics = CreateDBStatistics();
     Open();
     Fill(0, 900, "a");

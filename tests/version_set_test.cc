@@ -100,6 +100,8 @@ class VersionSetTest : public ::testing::Test {
     EXPECT_TRUE(fs_.CreateDirIfMissing("/db").ok());
     EXPECT_TRUE(fs_.NewDirectory("/db", &dir_).ok());
     options_.num_levels = 4;
+    // The picker tests lay out static level targets (L1 = max_bytes_for_level_base).
+    options_.level_compaction_dynamic_level_bytes = false;
     TableReaderOptions ro;
     ro.comparator = &icmp_;
     table_cache_ = std::make_unique<TableCache>("/db", &fs_, ro, -1, false);

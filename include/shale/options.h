@@ -114,8 +114,9 @@ struct Options {
   // space overhead stays near 1 / multiplier. false: L1 is max_bytes_for_level_base and each
   // deeper level a multiplier larger. Can change between opens of a DB; a large DB that switches
   // to dynamic sizing has upper levels to drain, which counts as pending compaction bytes (writes
-  // may slow down until it is done). CompactRange compacts down into the last level.
-  bool level_compaction_dynamic_level_bytes = false;
+  // may slow down until it is done). CompactRange compacts down into the last level. On by
+  // default, as in RocksDB (db_bench's flag stays off by default, as RocksDB's db_bench's).
+  bool level_compaction_dynamic_level_bytes = true;
   // Background threads: one more than the compactions that may run at once, so that one is
   // always free for a flush (one at a time, oldest memtable first; flushes go before
   // compactions). max_background_jobs in [1, 64] sets how many compactions may run at once, as
