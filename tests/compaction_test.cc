@@ -10,6 +10,7 @@
 
 #include "shale/merge_operator.h"
 #include "src/base/dbformat.h"
+#include "src/db/grandparent_tracker.h"
 
 namespace shale {
 namespace {
