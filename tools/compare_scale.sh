@@ -115,6 +115,17 @@ for engine in rocksdb shale; do
     -benchmarks=waitforcompaction -num="$num"
   echo "$engine S3-bytes $(du -sb "$work/$engine" | awk '{ print $1 }')" >>"$work/disk"
 done
+# The LSM shape the reads below meet: a seek reads a block from every sorted run (each L0 file
+# and each level), so S4/S5 depend on how many L0 files the load happened to leave.
+for engine in rocksdb shale; do
+  bin=$shale
+  [[ "$engine" == rocksdb ]] && bin=$rocks
+  "$bin" -db="$work/$engine" "${common[@]}" -use_existing_db=true -benchmarks=levelstats \
+      -num="$num" 2>/dev/null |
+    awk -v engine="$engine" '
+      /^ *[0-9]+ +[0-9]+/ { if ($2 > 0) line = line sprintf(" L%d:%d", $1, $2) }
+      END { printf "%s files per level after S3:%s\n", engine, line }' >>"$work/shape"
+done
 for engine in rocksdb shale; do
   drop_caches
   run_phase "$engine" "$work/$engine" 0 S4 -use_existing_db=true -use_direct_reads=true \
@@ -161,6 +172,7 @@ awk '
     if (r_peak > 0) printf "S8: peak RSS over S1-S6 %d KiB vs %d KiB: %.2f\n", s_peak, r_peak, s_peak / r_peak
   }' "$work/rows" | sort
 awk '{ b[$1] = $3 } END { printf "S3: bytes on disk %d vs %d: %.2f\n", b["shale"], b["rocksdb"], b["shale"] / b["rocksdb"] }' "$work/disk"
+cat "$work/shape"
 
 # A bar chart of the ratios (CHART, default compare_scale.png), when gnuplot is installed; every
 # bar reads higher-is-better for shale: ops/s as shale ÷ RocksDB, P99.9, device bytes, disk bytes

@@ -21,6 +21,8 @@
 #include "src/db/compaction.h"
 #include "src/db/compaction_picker.h"
 #include "src/db/db_impl.h"
+#include "src/db/grandparent_tracker.h"
+#include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
 #include "src/db/subcompaction.h"
 #include "src/env/rate_limited_file.h"
@@ -180,10 +182,20 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   ro.fill_cache = false;
   ro.readahead_size = kCompactionReadahead;
   ro.rate_limiter_priority = IOPriority::kLow;
+  // L0 files overlap: one child each. A level below L0 is sorted and disjoint: one child that
+  // opens its files in turn, so the compaction holds one readahead buffer per level rather
+  // than one per input file, and the merge compares fewer children per key.
+  const Compaction& c = *state->compaction;
   std::vector<std::unique_ptr<InternalIterator>> children;
   for (int which = 0; which < 2; which++) {
-    for (const auto& f : state->compaction->inputs(which)) {
-      children.push_back(table_cache_->NewIterator(ro, f->number, f->file_size));
+    const FileList& files = c.inputs(which);
+    if (files.empty()) continue;
+    if ((which == 0 ? c.level() : c.output_level()) == 0) {
+      for (const auto& f : files) {
+        children.push_back(table_cache_->NewIterator(ro, f->number, f->file_size));
+      }
+    } else {
+      children.push_back(NewLevelIterator(table_cache_.get(), ro, &icmp_, files));
     }
   }
   std::unique_ptr<InternalIterator> input = NewMergingIterator(&icmp_, std::move(children));
