@@ -89,9 +89,10 @@ run_phase() {
     BEGIN { ops = p50 = p99 = p999 = "-"; flush = compact = stall = rss = 0 }
     / ops\/sec/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ops/sec") ops = $i }
     /^Percentiles:/ { p50 = $3; p99 = $7; p999 = $9 }
-    /\.flush\.write\.bytes / { flush = $NF }
-    /\.compact\.write\.bytes / { compact = $NF }
-    /\.stall\.micros / { stall = $NF }
+    # The tickers of each engine (rocksdb.* or shale.*), not the remote.compact.* ones of RocksDB.
+    $1 ~ /^[a-z]+\.flush\.write\.bytes$/ { flush = $NF }
+    $1 ~ /^[a-z]+\.compact\.write\.bytes$/ { compact = $NF }
+    $1 ~ /^[a-z]+\.stall\.micros$/ { stall = $NF }
     /Maximum resident set size/ { rss = $NF }
     END {
       printf "%s %s %s %s %s %s %s %.0f %.0f %.1f %s\n", engine, phase, ops, p50, p99, p999,
