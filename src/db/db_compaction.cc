@@ -394,7 +394,8 @@ Status DBImpl::CompactRange(const CompactRangeOptions& options, const Slice* beg
       return Status::InvalidArgument("CompactRange: unknown bottommost_level_compaction");
   }
   if (options.max_subcompactions > kMaxSubcompactions) {
-    return Status::InvalidArgument("CompactRange: max_subcompactions must be in [0, 64]");
+    return Status::InvalidArgument(
+        fmt::format("CompactRange: max_subcompactions must be in [0, {}]", kMaxSubcompactions));
   }
   Status s = Flush(FlushOptions());
   if (!s.ok()) return s;

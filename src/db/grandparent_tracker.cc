@@ -6,6 +6,10 @@
 
 namespace shale {
 
+uint64_t GrandparentTracker::BytesAtKey() const {
+  return in_gap_ ? 0 : (*grandparents_)[index_]->file_size;
+}
+
 bool GrandparentTracker::CutBefore(const Slice& user_key, bool output_open, uint64_t output_bytes) {
   const FileList& gp = *grandparents_;
   const uint64_t overlapped_before = overlapped_bytes_;
@@ -27,13 +31,13 @@ bool GrandparentTracker::CutBefore(const Slice& user_key, bool output_open, uint
   }
   if (!seen_key_) {
     seen_key_ = true;
-    overlapped_bytes_ = in_gap_ ? 0 : gp[index_]->file_size;
+    overlapped_bytes_ = BytesAtKey();
     return false;
   }
   if (!output_open) {
     // The last output ended (at its size limit): the next one starts its own count here.
     boundaries_crossed_ = 0;
-    overlapped_bytes_ = in_gap_ ? 0 : gp[index_]->file_size;
+    overlapped_bytes_ = BytesAtKey();
     return false;
   }
   boundaries_crossed_ += crossed;
@@ -44,7 +48,7 @@ bool GrandparentTracker::CutBefore(const Slice& user_key, bool output_open, uint
       output_bytes >= (target_ + 99) / 100 * (50 + std::min<uint64_t>(5 * boundaries_crossed_, 40));
   if (cut) {
     boundaries_crossed_ = 0;
-    overlapped_bytes_ = in_gap_ ? 0 : gp[index_]->file_size;
+    overlapped_bytes_ = BytesAtKey();
   }
   return cut;
 }

@@ -38,6 +38,9 @@ class GrandparentTracker {
   bool CutBefore(const Slice& user_key, bool output_open, uint64_t output_bytes);
 
  private:
+  // The size of the grandparent the last key lies in (0 in a gap): where a new count starts.
+  uint64_t BytesAtKey() const;
+
   const Comparator* const ucmp_;
   const FileList* const grandparents_;  // sorted, disjoint
   const uint64_t target_;
