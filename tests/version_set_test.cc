@@ -353,6 +353,38 @@ TEST_F(VersionSetTest, LevelTargetsStaticAndDynamic) {
   }
 }
 
+// With static level sizes L0 is due by file count or, as in RocksDB, once its bytes reach
+// max_bytes_for_level_base.
+TEST_F(VersionSetTest, StaticL0IsDueByFilesOrBytes) {
+  options_.max_bytes_for_level_base = 5000;
+  options_.level0_file_num_compaction_trigger = 4;
+  auto sized = [](uint64_t number, const std::string& lo, const std::string& hi, uint64_t size) {
+    FileMetaData f = Meta(number, lo, hi, number, number);
+    f.file_size = size;
+    return f;
+  };
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->CreateNew().ok());
+  VersionEdit e;
+  e.AddFile(0, sized(30, "a", "c", 2000));
+  e.AddFile(0, sized(31, "b", "d", 2000));
+  vs->SetLastSequence(31);
+  ASSERT_TRUE(vs->LogAndApply(&e).ok());
+  std::vector<std::string> pointers(options_.num_levels);
+  EXPECT_LT(MaxCompactionScore(*vs, *vs->current()), 1);  // 2 of 4 files, 4,000 of 5,000 bytes
+  EXPECT_EQ(PickCompaction(*vs, vs->current(), {}, &pointers), nullptr);
+  VersionEdit more;
+  more.AddFile(0, sized(32, "c", "e", 1000));
+  vs->SetLastSequence(32);
+  ASSERT_TRUE(vs->LogAndApply(&more).ok());
+  EXPECT_GE(MaxCompactionScore(*vs, *vs->current()), 1);  // 5,000 bytes: due with 3 files
+  auto c = PickCompaction(*vs, vs->current(), {}, &pointers);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->level(), 0);
+  EXPECT_EQ(c->output_level(), 1);
+  EXPECT_EQ(c->inputs(0).size(), 3u);
+}
+
 // Pending compaction bytes: nothing while every level is under its target; all of L0 and L1
 // once L0 reaches its trigger; a level over its target adds its excess and the part of the next
 // level it overlaps in proportion.

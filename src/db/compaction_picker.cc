@@ -28,7 +28,11 @@ std::vector<double> LevelScores(const Options& o, const Version& v, const LevelT
   const double l0_by_count =
       static_cast<double>(v.files(0).size()) / o.level0_file_num_compaction_trigger;
   if (!o.level_compaction_dynamic_level_bytes) {
-    scores[0] = l0_by_count;
+    // As in RocksDB, L0 is also due once the bytes no compaction holds reach
+    // max_bytes_for_level_base (large L0 files, or few of them, would otherwise make one giant
+    // compaction into L1 later).
+    scores[0] = std::max(l0_by_count, static_cast<double>(BytesNotBeingCompacted(v.files(0))) /
+                                          static_cast<double>(o.max_bytes_for_level_base));
     for (int level = 1; level + 1 < v.num_levels(); level++) {
       scores[level] = static_cast<double>(BytesNotBeingCompacted(v.files(level))) /
                       static_cast<double>(t.max_bytes[level]);
