@@ -152,8 +152,11 @@ void CommitGroup(WriteThread* queue, WriteThread::Writer* w, std::string* record
 
 // Shared by the threads of one BM_GroupCommit run; thread 0 makes it before the timed loop and
 // drops it after (the benchmark library holds every thread at both ends of the loop).
+// Queued writers spin as long as the DB's default lets them.
+const std::chrono::microseconds kSpin(Options().write_thread_max_yield_usec);
+
 struct GroupCommitShared {
-  GroupCommitShared() : file("group_commit"), queue(size_t{1} << 20) {}
+  GroupCommitShared() : file("group_commit"), queue(size_t{1} << 20, kSpin) {}
   ZeroedFile file;  // written by the leader of the moment only
   WriteThread queue;
   std::string record;  // the leader's scratch buffer
@@ -197,7 +200,8 @@ BENCHMARK(BM_GroupCommit)
 // Shared by the threads of one BM_TwoGroupsInFlight run (made and dropped by thread 0).
 struct TwoGroupsShared {
   TwoGroupsShared()
-      : file("two_groups"), queues{WriteThread(size_t{1} << 20), WriteThread(size_t{1} << 20)} {}
+      : file("two_groups"),
+        queues{WriteThread(size_t{1} << 20, kSpin), WriteThread(size_t{1} << 20, kSpin)} {}
   ZeroedFile file;
   WriteThread queues[2];
   std::string records[2];           // each queue's leader's scratch buffer

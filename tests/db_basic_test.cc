@@ -83,6 +83,8 @@ TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
   expect_invalid("max_write_buffer_number", [](Options& o) { o.max_write_buffer_number = 1; });
   expect_invalid("max_write_batch_group_size_bytes",
                  [](Options& o) { o.max_write_batch_group_size_bytes = 0; });
+  expect_invalid("write_thread_max_yield_usec",
+                 [](Options& o) { o.write_thread_max_yield_usec = 1000001; });
   expect_invalid("num_levels", [](Options& o) { o.num_levels = 1; });
   expect_invalid("num_levels", [](Options& o) { o.num_levels = 65; });
   expect_invalid("delayed_write_rate", [](Options& o) { o.delayed_write_rate = 0; });

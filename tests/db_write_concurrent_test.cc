@@ -255,11 +255,17 @@ TEST_F(DBWriteConcurrentTest, IteratorsDuringWrites) {
 }
 
 // WriteThread alone, its ticket count wrapping past 2^32 mid-run: every writer is finished
-// exactly once, in a group it was queued in, and groups follow queue order.
-TEST(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
+// exactly once, in a group it was queued in, and groups follow queue order; with queued writers
+// sleeping at once, spinning briefly, and spinning for longer than a group takes.
+class WriteThreadConcurrentTest : public testing::TestWithParam<int> {};
+
+INSTANTIATE_TEST_SUITE_P(SpinMicros, WriteThreadConcurrentTest, testing::Values(0, 20, 1000));
+
+TEST_P(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
   constexpr int kThreads = 8;
   constexpr int kWrites = 300;
-  WriteThread write_thread(1 << 20, /*first_ticket=*/UINT32_MAX - 1000);
+  WriteThread write_thread(1 << 20, std::chrono::microseconds(GetParam()),
+                           /*first_ticket=*/UINT32_MAX - 1000);
   std::atomic<int> finished{0};
   std::atomic<int> led{0};
   std::atomic<int> members{0};

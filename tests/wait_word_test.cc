@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -15,6 +16,36 @@ TEST(WaitWordConcurrentTest, ReturnsAtOnceWhenTheWordAlreadyChanged) {
   WaitWord word(5);
   word.WaitWhile(4);  // would block forever if it slept on a changed word
   EXPECT_EQ(word.Load(), 5u);
+}
+
+TEST(WaitWordConcurrentTest, SpinWhileStopsAtItsBoundOrWhenNotAllowed) {
+  WaitWord word(7);
+  std::atomic<bool> allowed{true};
+  const std::atomic<bool> forbidden{false};
+  EXPECT_TRUE(word.SpinWhile(6, std::chrono::microseconds(50), allowed));  // already changed
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(word.SpinWhile(7, std::chrono::microseconds(200), allowed));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::microseconds(200));
+  // Not allowed: no spinning at all, even with a bound no test would wait out.
+  EXPECT_FALSE(word.SpinWhile(7, std::chrono::hours(1), forbidden));
+}
+
+// A spinner sees a Store made while it spins, and stops once its flag is cleared.
+TEST(WaitWordConcurrentTest, SpinWhileSeesTheStoreOrItsFlag) {
+  WaitWord word(0);
+  std::atomic<bool> allowed{true};
+  std::thread storer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    word.Store(1);
+  });
+  EXPECT_TRUE(word.SpinWhile(0, std::chrono::hours(1), allowed));
+  storer.join();
+  std::thread clearer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    allowed.store(false);
+  });
+  EXPECT_FALSE(word.SpinWhile(1, std::chrono::hours(1), allowed));
+  clearer.join();
 }
 
 // Many threads step a shared word forward, each waiting for its turn: every step needs the

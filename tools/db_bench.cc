@@ -70,6 +70,10 @@ DEFINE_int64(write_buffer_size, 64 << 20, "Memtable size in bytes");
 DEFINE_int32(max_write_buffer_number, 2, "Memtables before writes stall");
 DEFINE_double(memtable_bloom_size_ratio, shale::Options().memtable_bloom_size_ratio,
               "Bytes of memtable Bloom filter per write buffer byte (0: none)");
+DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_thread_adaptive_yield,
+            "Writers queued behind a group leader spin briefly before they sleep");
+DEFINE_uint64(write_thread_max_yield_usec, shale::Options().write_thread_max_yield_usec,
+              "How long a queued writer spins before it sleeps");
 DEFINE_bool(statistics, false, "Collect and print DB statistics");
 DEFINE_int64(batch_size, 1, "Writes per WriteBatch; keys per MultiGet in multireadrandom");
 DEFINE_bool(multiread_batched, false, "multireadrandom: use the batched MultiGet (always)");
@@ -385,6 +389,8 @@ class Benchmark {
     o.avoid_flush_during_recovery = FLAGS_avoid_flush_during_recovery;
     o.use_direct_reads = FLAGS_use_direct_reads;
     o.memtable_bloom_size_ratio = FLAGS_memtable_bloom_size_ratio;
+    o.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
+    o.write_thread_max_yield_usec = FLAGS_write_thread_max_yield_usec;
     // One block cache for the whole run, as RocksDB's db_bench does.
     if (!block_cache_) block_cache_ = NewLRUCache(static_cast<size_t>(FLAGS_cache_size));
     o.block_cache = block_cache_;

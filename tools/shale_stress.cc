@@ -72,6 +72,8 @@ DEFINE_uint64(max_bytes_for_level_base, 1 << 20, "L1 size");
 DEFINE_int32(max_background_jobs, 2, "Background jobs (4: up to 3 compactions at once)");
 DEFINE_int32(subcompactions, 1, "Parts an L0 compaction is split into");
 DEFINE_bool(level_compaction_dynamic_level_bytes, false, "Size levels from the bottom");
+DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_thread_adaptive_yield,
+            "Queued writers spin briefly before they sleep");
 DEFINE_uint64(compact_range_one_in, 0,
               "Each writer runs CompactRange over a random key range (random "
               "bottommost_level_compaction) once in this many operations (0: never)");
@@ -573,6 +575,7 @@ int Main() {
   options.max_background_jobs = FLAGS_max_background_jobs;
   options.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
   options.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
+  options.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
   if (FLAGS_destroy) {
     Status s = DestroyDB(FLAGS_db, options);
     if (!s.ok()) {

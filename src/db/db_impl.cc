@@ -14,7 +14,10 @@ DBImpl::DBImpl(const Options& options, std::string dbname)
       stats_(options.statistics.get()),
       icmp_(options.comparator),
       block_cache_(options.block_cache ? options.block_cache : NewLRUCache(32 << 20)),
-      write_thread_(options.max_write_batch_group_size_bytes),
+      write_thread_(options.max_write_batch_group_size_bytes,
+                    std::chrono::microseconds(options.enable_write_thread_adaptive_yield
+                                                  ? options.write_thread_max_yield_usec
+                                                  : 0)),
       write_delay_(std::max<uint64_t>(options.delayed_write_rate, 1)) {
   TableReaderOptions ro;
   ro.comparator = &icmp_;

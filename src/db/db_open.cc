@@ -63,6 +63,9 @@ Status ValidateOptions(const Options& o) {
   if (o.max_write_batch_group_size_bytes == 0) {
     return bad("max_write_batch_group_size_bytes", "must be > 0");
   }
+  if (o.write_thread_max_yield_usec > 1000000) {
+    return bad("write_thread_max_yield_usec", "must be <= 1000000");
+  }
   if (o.num_levels < 2 || o.num_levels > 64) return bad("num_levels", "must be in [2, 64]");
   if (o.level0_file_num_compaction_trigger < 1) {
     return bad("level0_file_num_compaction_trigger", "must be >= 1");

@@ -15,19 +15,31 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
     if (queue_.size() == 1) return true;  // nobody ahead: lead at once
     if (gather_want_ != 0 && queue_.size() >= gather_want_) gather_cv_.Signal();
   }
+  bool spun = spin_.count() == 0;  // the spin is spent (or not allowed)
   while (true) {
     const uint32_t completed = completed_.Load();
     // Tickets wrap: compare by difference.
     const auto ahead = static_cast<int32_t>(w->ticket - completed);
     if (ahead <= 0) return false;  // finished by a leader; w->status is set
     if (ahead == 1) return true;   // everyone before w is done: w heads the queue
-    completed_.WaitWhile(completed);
+    // Spins before its first sleep only (a writer further back would otherwise spin through
+    // every group ahead of it), and only while no other writer spins.
+    bool changed = false;
+    if (!spun) {
+      spun = true;
+      if (spinners_.fetch_add(1, std::memory_order_relaxed) == 0) {
+        changed = completed_.SpinWhile(completed, spin_, followers_may_spin_);
+      }
+      spinners_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (!changed) completed_.WaitWhile(completed);
   }
 }
 
 void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
   MutexLock l(&mu_);
   SHALE_ASSERT(!queue_.empty() && queue_.front() == leader);
+  followers_may_spin_.store(!leader->sync && !leader->exclusive, std::memory_order_relaxed);
   if (leader->sync && !leader->exclusive && last_sync_group_size_ > queue_.size()) {
     GatherLocked(last_sync_group_size_);
   }
@@ -51,7 +63,10 @@ void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
     group->total_bytes += bytes;
     group->total_count += w->batch->Count();
   }
-  if (group->need_sync) last_sync_group_size_ = group->members.size();
+  if (group->need_sync) {
+    last_sync_group_size_ = group->members.size();
+    followers_may_spin_.store(false, std::memory_order_relaxed);
+  }
 }
 
 void WriteThread::GatherLocked(size_t want) {
@@ -80,6 +95,7 @@ void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
       w->status = s;
       queue_.pop_front();
     }
+    followers_may_spin_.store(true, std::memory_order_relaxed);
     completed_.Store(group.members.back()->ticket);
   }
   // Wakes the members and the next leader (writers queued further back sleep again).

@@ -17,11 +17,20 @@
 // leader's critical path). A writer whose ticket is completed is done; the writer just
 // after the completed one is the next leader; the others sleep again.
 //
+// Spinning (Options::enable_write_thread_adaptive_yield): a queued writer re-reads the word for
+// up to the spin bound before its first sleep (a leader without fsync finishes its group in
+// microseconds), one writer at a time, and not while the leading group syncs or is exclusive.
+// With more writer threads than CPUs a spinner takes CPU time from the leader: 8 writer threads
+// of 100 B values on 2 CPUs ran 35-60 % faster spinning, but their P99.9 rose from 1.5-3.8 ms
+// to 4.1-4.7 ms.
+//
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
 // mu_. A Writer lives on its thread's stack; the leader writes its status under mu_ before
 // completing it and never touches it afterwards.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -60,9 +69,11 @@ class WriteThread {
     uint64_t total_count = 0;
   };
 
+  // spin: how long a queued writer re-reads the completion word before it sleeps (0: never).
   // first_ticket: the first writer's ticket (tests start near the wrap of the 32-bit count).
-  explicit WriteThread(size_t max_group_bytes, uint32_t first_ticket = 1)
+  WriteThread(size_t max_group_bytes, std::chrono::nanoseconds spin, uint32_t first_ticket = 1)
       : max_group_bytes_(max_group_bytes),
+        spin_(spin),
         next_ticket_(first_ticket),
         completed_(first_ticket - 1) {}
   WriteThread(const WriteThread&) = delete;
@@ -84,12 +95,18 @@ class WriteThread {
   void GatherLocked(size_t want) REQUIRES(mu_);
 
   const size_t max_group_bytes_;
+  const std::chrono::nanoseconds spin_;
   Mutex mu_;
   std::deque<Writer*> queue_ GUARDED_BY(mu_);
   uint32_t next_ticket_ GUARDED_BY(mu_);
   // The ticket of the last writer a leader finished; stored under mu_ (so it only grows, in
   // tickets' wrapping order), read without it by queued writers, which sleep on it.
   WaitWord completed_;
+  // False while the leading group syncs or is exclusive (long waits: queued writers sleep at
+  // once). Stored under mu_, read without it (a hint: a stale value only spins or sleeps early).
+  std::atomic<bool> followers_may_spin_{true};
+  // Queued writers spinning now (at most one spins; the others sleep at once).
+  std::atomic<uint32_t> spinners_{0};
   // Writers in the last group that synced: how many to gather for the next one.
   size_t last_sync_group_size_ GUARDED_BY(mu_) = 1;
   // Signalled when the queue reaches gather_want_ (0: nobody is gathering).

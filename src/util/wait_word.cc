@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 
 namespace shale {
@@ -30,6 +31,19 @@ long Futex(std::atomic<uint32_t>* word, int op, uint32_t value) {
 void WaitWord::WakeAll() {
   if (sleepers_.load(std::memory_order_seq_cst) == 0) return;  // nobody can be asleep
   Futex(&word_, FUTEX_WAKE_PRIVATE, INT_MAX);
+}
+
+bool WaitWord::SpinWhile(uint32_t old, std::chrono::nanoseconds bound,
+                         const std::atomic<bool>& may_spin) {
+  const auto end = std::chrono::steady_clock::now() + bound;
+  while (may_spin.load(std::memory_order_relaxed)) {
+    for (int i = 0; i < kSpins; i++) {
+      if (Load() != old) return true;
+      CpuPause();
+    }
+    if (std::chrono::steady_clock::now() >= end) break;
+  }
+  return Load() != old;
 }
 
 void WaitWord::WaitWhile(uint32_t old) {

@@ -7,6 +7,15 @@
 // pairs) one yield used 21 % less CPU than four at the same throughput (wall ratio 1.00);
 // none at all was 8 % slower (the one yield often lets the thread about to store run first).
 //
+// SpinWhile re-reads the word for a bounded time while the caller's flag allows it, before a
+// WaitWhile (the write path's followers, whose leader usually finishes within microseconds): a
+// waiter that sees the change while spinning costs itself no context switch, and its waker no
+// futex call when nobody else sleeps.
+// Two writer threads of 1 KB values (db_bench fillrandom -threads=2 -value_size=1000) ran 28 %
+// faster with a 10 µs spin than with none, using less CPU; 8 threads of 100 B values on 2 CPUs
+// 20-60 % faster. Spinning through an fsync is waste (16 sync writers on 2 CPUs ran 30 % slower
+// with it), so the caller clears the flag while its wait is long.
+//
 // WakeAll makes its system call only when a thread is asleep (or about to sleep): a count of
 // sleepers, raised before the kernel's check of the word and read after the Store, tells it.
 // A writer alone (db_bench fillseq, one thread) then makes no futex call per write group, which
@@ -18,6 +27,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace shale {
@@ -36,6 +46,9 @@ class WaitWord {
   void WakeAll();
   // Returns once the word no longer holds `old`, or spuriously (callers re-check).
   void WaitWhile(uint32_t old);
+  // Re-reads the word for up to `bound` while `may_spin` holds true; true once the word no
+  // longer holds `old`.
+  bool SpinWhile(uint32_t old, std::chrono::nanoseconds bound, const std::atomic<bool>& may_spin);
 
  private:
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word is 32 bits");
