@@ -150,11 +150,12 @@ void CommitGroup(WriteThread* queue, WriteThread::Writer* w, std::string* record
   queue->ExitAsBatchGroupLeader(group, s);
 }
 
-// Shared by the threads of one BM_GroupCommit run; thread 0 makes it before the timed loop and
-// drops it after (the benchmark library holds every thread at both ends of the loop).
-// Queued writers spin as long as the DB's default lets them.
+// Queued writers may spin as long as the DB's default lets them (these writers all sync, so
+// in practice they sleep at once, as in a DB).
 const std::chrono::microseconds kSpin(Options().write_thread_max_yield_usec);
 
+// Shared by the threads of one BM_GroupCommit run; thread 0 makes it before the timed loop and
+// drops it after (the benchmark library holds every thread at both ends of the loop).
 struct GroupCommitShared {
   GroupCommitShared() : file("group_commit"), queue(size_t{1} << 20, kSpin) {}
   ZeroedFile file;  // written by the leader of the moment only

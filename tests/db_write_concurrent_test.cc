@@ -304,6 +304,61 @@ TEST_P(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
   EXPECT_EQ(finished.load(), kThreads * kWrites);
   EXPECT_EQ(members.load(), kThreads * kWrites);  // each writer in exactly one group
   EXPECT_GT(led.load(), 0);
+  EXPECT_EQ(write_thread.spinners(), 0u);
+  if (GetParam() == 0) {
+    EXPECT_EQ(write_thread.spins_that_saw_the_change(), 0u);
+  }
+}
+
+// One write through write_thread, as a DB writer does it (leaders finish at once).
+void WriteThrough(WriteThread* write_thread) {
+  WriteBatch batch;
+  batch.Put("k", "v").PermitUncheckedError();
+  WriteThread::Writer w(WriteOptions(), &batch);
+  if (!write_thread->JoinBatchGroup(&w)) return;
+  WriteThread::Group group;
+  write_thread->BuildBatchGroup(&w, &group);
+  write_thread->ExitAsBatchGroupLeader(group, Status::OK());
+}
+
+// Without syncs, queued writers spin and some see their leader finish while spinning.
+TEST(WriteThreadSpinConcurrentTest, QueuedWritersSpinWhenNoGroupSyncs) {
+  WriteThread write_thread(1 << 20, std::chrono::milliseconds(1));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; i++) WriteThrough(&write_thread);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_GT(write_thread.spins_that_saw_the_change(), 0u);
+  EXPECT_EQ(write_thread.spinners(), 0u);
+}
+
+// A leader that stalls (holding its group for 500 ms) makes the writers queued behind it sleep
+// at once: with a spin bound of 2 s, a writer that spun through the stall would see it end.
+TEST(WriteThreadSpinConcurrentTest, WritersDoNotSpinThroughAStall) {
+  WriteThread write_thread(1 << 20, std::chrono::seconds(2));
+  std::atomic<bool> leading{false};
+  std::thread leader([&] {
+    WriteBatch batch;
+    batch.Put("k", "v").PermitUncheckedError();
+    WriteThread::Writer w(WriteOptions(), &batch);
+    ASSERT_TRUE(write_thread.JoinBatchGroup(&w));
+    WriteThread::Group group;
+    write_thread.BuildBatchGroup(&w, &group);
+    write_thread.LeaderStalls();
+    leading = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    write_thread.ExitAsBatchGroupLeader(group, Status::OK());
+  });
+  while (!leading) std::this_thread::yield();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; t++) threads.emplace_back([&] { WriteThrough(&write_thread); });
+  for (auto& th : threads) th.join();
+  leader.join();
+  EXPECT_EQ(write_thread.spins_that_saw_the_change(), 0u);
+  EXPECT_EQ(write_thread.spinners(), 0u);
 }
 
 // Gathering before a sync (WriteThread): with a slow device and eight threads writing

@@ -26,8 +26,10 @@ TEST(WaitWordConcurrentTest, SpinWhileStopsAtItsBoundOrWhenNotAllowed) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(word.SpinWhile(7, std::chrono::microseconds(200), allowed));
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::microseconds(200));
-  // Not allowed: no spinning at all, even with a bound no test would wait out.
-  EXPECT_FALSE(word.SpinWhile(7, std::chrono::hours(1), forbidden));
+  // Not allowed: no spinning at all, even with a long bound.
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(word.SpinWhile(7, std::chrono::seconds(20), forbidden));
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
 }
 
 // A spinner sees a Store made while it spins, and stops once its flag is cleared.
@@ -38,13 +40,15 @@ TEST(WaitWordConcurrentTest, SpinWhileSeesTheStoreOrItsFlag) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     word.Store(1);
   });
-  EXPECT_TRUE(word.SpinWhile(0, std::chrono::hours(1), allowed));
+  EXPECT_TRUE(word.SpinWhile(0, std::chrono::seconds(20), allowed));  // false after 20 s
   storer.join();
   std::thread clearer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     allowed.store(false);
   });
-  EXPECT_FALSE(word.SpinWhile(1, std::chrono::hours(1), allowed));
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(word.SpinWhile(1, std::chrono::seconds(20), allowed));
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(10));
   clearer.join();
 }
 

@@ -109,6 +109,7 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
       stall_reason_ = l0_slow ? "level0-slowdown" : "pending-compaction-bytes-slowdown";
       const uint64_t sleep = write_delay_.Delay(group_bytes, NowMicros());
       if (sleep > 0) {
+        write_thread_.LeaderStalls();
         (l0_slow ? stall_count_l0_slowdown_ : stall_count_pending_slowdown_)++;
         const uint64_t start = NowMicros();
         mutex_.Unlock();
@@ -141,6 +142,7 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
       return Status::OK();
     }
     // Stop: wait for a flush or compaction to make room.
+    write_thread_.LeaderStalls();
     const uint64_t start = NowMicros();
     bg_work_cv_.SignalAll();
     bg_done_cv_.Wait();

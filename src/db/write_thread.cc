@@ -29,6 +29,7 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
       spun = true;
       if (spinners_.fetch_add(1, std::memory_order_relaxed) == 0) {
         changed = completed_.SpinWhile(completed, spin_, followers_may_spin_);
+        if (changed) spin_hits_.fetch_add(1, std::memory_order_relaxed);
       }
       spinners_.fetch_sub(1, std::memory_order_relaxed);
     }
@@ -95,11 +96,20 @@ void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
       w->status = s;
       queue_.pop_front();
     }
-    followers_may_spin_.store(true, std::memory_order_relaxed);
+    // The next leader's group: a sync or exclusive one clears the flag again in
+    // BuildBatchGroup, but its writers should not spin meanwhile either.
+    followers_may_spin_.store(
+        queue_.empty() || (!queue_.front()->sync && !queue_.front()->exclusive),
+        std::memory_order_relaxed);
     completed_.Store(group.members.back()->ticket);
   }
   // Wakes the members and the next leader (writers queued further back sleep again).
   completed_.WakeAll();
+}
+
+void WriteThread::LeaderStalls() {
+  MutexLock l(&mu_);
+  followers_may_spin_.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace shale

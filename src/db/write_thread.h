@@ -19,10 +19,11 @@
 //
 // Spinning (Options::enable_write_thread_adaptive_yield): a queued writer re-reads the word for
 // up to the spin bound before its first sleep (a leader without fsync finishes its group in
-// microseconds), one writer at a time, and not while the leading group syncs or is exclusive.
-// With more writer threads than CPUs a spinner takes CPU time from the leader: 8 writer threads
-// of 100 B values on 2 CPUs ran 35-60 % faster spinning, but their P99.9 rose from 1.5-3.8 ms
-// to 4.1-4.7 ms.
+// microseconds), one writer at a time, and not while the leading group syncs, is exclusive or
+// stalls. A writer that finds spinning not allowed, or another writer spinning, sleeps at once
+// and does not spin later in the same wait. With more writer threads than CPUs a spinner takes
+// CPU time from the leader: 8 writer threads of 100 B values on 2 CPUs ran 35-60 % faster
+// spinning, but their P99.9 rose from 1.5-3.8 ms to 4.1-4.7 ms (docs/benchmarks.md).
 //
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
 // mu_. A Writer lives on its thread's stack; the leader writes its status under mu_ before
@@ -89,6 +90,14 @@ class WriteThread {
   void RecordSyncLatency(uint64_t micros) EXCLUDES(mu_);
   // Finishes every member with status s, dequeues them, and wakes the next leader.
   void ExitAsBatchGroupLeader(const Group& group, const Status& s) EXCLUDES(mu_);
+  // The leader is about to wait long (a write stall): queued writers sleep at once until the
+  // group exits.
+  void LeaderStalls() EXCLUDES(mu_);
+
+  // For tests: writers spinning now (or just refused a spin), and spins that saw their
+  // leader finish.
+  uint32_t spinners() const { return spinners_.load(std::memory_order_relaxed); }
+  uint64_t spins_that_saw_the_change() const { return spin_hits_.load(std::memory_order_relaxed); }
 
  private:
   // Waits (as leader) until `want` writers are queued or the gathering bound has passed.
@@ -102,11 +111,14 @@ class WriteThread {
   // The ticket of the last writer a leader finished; stored under mu_ (so it only grows, in
   // tickets' wrapping order), read without it by queued writers, which sleep on it.
   WaitWord completed_;
-  // False while the leading group syncs or is exclusive (long waits: queued writers sleep at
-  // once). Stored under mu_, read without it (a hint: a stale value only spins or sleeps early).
+  // False while the leading group syncs, is exclusive or stalls (long waits: queued writers
+  // sleep at once). Stored under mu_, read without it (a hint: a stale value only spins or sleeps
+  // early).
   std::atomic<bool> followers_may_spin_{true};
-  // Queued writers spinning now (at most one spins; the others sleep at once).
+  // Queued writers spinning now, or for a moment after being refused a spin (at most one
+  // spins; the others sleep at once).
   std::atomic<uint32_t> spinners_{0};
+  std::atomic<uint64_t> spin_hits_{0};
   // Writers in the last group that synced: how many to gather for the next one.
   size_t last_sync_group_size_ GUARDED_BY(mu_) = 1;
   // Signalled when the queue reaches gather_want_ (0: nobody is gathering).

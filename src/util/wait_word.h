@@ -11,10 +11,9 @@
 // WaitWhile (the write path's followers, whose leader usually finishes within microseconds): a
 // waiter that sees the change while spinning costs itself no context switch, and its waker no
 // futex call when nobody else sleeps.
-// Two writer threads of 1 KB values (db_bench fillrandom -threads=2 -value_size=1000) ran 28 %
-// faster with a 10 µs spin than with none, using less CPU; 8 threads of 100 B values on 2 CPUs
-// 20-60 % faster. Spinning through an fsync is waste (16 sync writers on 2 CPUs ran 30 % slower
-// with it), so the caller clears the flag while its wait is long.
+// Spinning through an fsync is waste (16 sync writers on 2 CPUs, each waiter spinning 10 µs,
+// ran 30 % slower), so the caller clears the flag while its wait is long; write_thread.h says
+// when the write path spins and what it gains.
 //
 // WakeAll makes its system call only when a thread is asleep (or about to sleep): a count of
 // sleepers, raised before the kernel's check of the word and read after the Store, tells it.
