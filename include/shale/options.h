@@ -89,11 +89,12 @@ struct Options {
   // A write group stops taking batches past this many bytes. > 0.
   size_t max_write_batch_group_size_bytes = 1 << 20;
   // A writer queued behind a write group's leader re-reads the group's progress for up to
-  // write_thread_max_yield_usec before it sleeps (not while the group syncs its WAL): it then
-  // usually returns without a context switch. Two writer threads of 1 KB values ran 17-45 %
-  // faster with it (docs/benchmarks.md). With more writer threads than CPUs the spinning takes CPU
-  // time the leader could use: such writers gain throughput but wait longer in the tail (P99.9);
-  // turn it off there if the tail matters more. write_thread_max_yield_usec <= 1,000,000.
+  // write_thread_max_yield_usec before it sleeps (not while the group syncs its WAL or stalls):
+  // it then usually returns without a context switch. Two writer threads of 1 KB values ran
+  // 8-46 % faster with it in six alternating pairs (docs/benchmarks.md). With more writer
+  // threads than CPUs the spinning takes CPU time the leader could use: such writers gain
+  // throughput but wait longer in the tail (P99, P99.9); turn it off there if the tail matters
+  // more. write_thread_max_yield_usec <= 1,000,000.
   bool enable_write_thread_adaptive_yield = true;
   uint64_t write_thread_max_yield_usec = 20;
 

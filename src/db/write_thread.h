@@ -22,8 +22,9 @@
 // microseconds), one writer at a time, and not while the leading group syncs, is exclusive or
 // stalls. A writer that finds spinning not allowed, or another writer spinning, sleeps at once
 // and does not spin later in the same wait. With more writer threads than CPUs a spinner takes
-// CPU time from the leader: 8 writer threads of 100 B values on 2 CPUs ran 35-60 % faster
-// spinning, but their P99.9 rose from 1.5-3.8 ms to 4.1-4.7 ms (docs/benchmarks.md).
+// CPU time from the leader: 8 writer threads of 100 B values on 2 CPUs ran 23-56 % faster
+// spinning, but their P99 rose from about 0.2 ms to 1.0-1.6 ms and their P99.9 from 2.2-3.4 ms
+// to 4.3-4.7 ms (docs/benchmarks.md).
 //
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
 // mu_. A Writer lives on its thread's stack; the leader writes its status under mu_ before
