@@ -83,8 +83,7 @@ void ApplyArgument(const char* program, const char* argv0, const std::string& te
     value = "true";
   }
   if (gflags::SetCommandLineOption(name.c_str(), value.c_str()).empty()) {
-    BadUsage(program,
-             "bad value '" + value + "' for flag '-" + name + "' (" + info.type + ")");
+    BadUsage(program, "bad value '" + value + "' for flag '-" + name + "' (" + info.type + ")");
   }
 }
 
