@@ -37,20 +37,22 @@ bool WaitWord::SpinWhile(uint32_t old, std::chrono::nanoseconds bound,
                          const std::atomic<bool>& may_spin) {
   const auto end = std::chrono::steady_clock::now() + bound;
   while (may_spin.load(std::memory_order_relaxed)) {
-    for (int i = 0; i < kSpins; i++) {
-      if (Load() != old) return true;
-      CpuPause();
-    }
+    if (SpinRound(old)) return true;
     if (std::chrono::steady_clock::now() >= end) break;
   }
   return Load() != old;
 }
 
-void WaitWord::WaitWhile(uint32_t old) {
+bool WaitWord::SpinRound(uint32_t old) const {
   for (int i = 0; i < kSpins; i++) {
-    if (Load() != old) return;
+    if (Load() != old) return true;
     CpuPause();
   }
+  return false;
+}
+
+void WaitWord::WaitWhile(uint32_t old) {
+  if (SpinRound(old)) return;
   // One yield lets a runnable thread (often the one about to store) go first; more only add
   // context switches (wait_word.h).
   sched_yield();

@@ -50,6 +50,9 @@ class WaitWord {
   bool SpinWhile(uint32_t old, std::chrono::nanoseconds bound, const std::atomic<bool>& may_spin);
 
  private:
+  // Re-reads the word a few times with a CPU pause between; true once it no longer holds old.
+  bool SpinRound(uint32_t old) const;
+
   static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "a futex word is 32 bits");
   std::atomic<uint32_t> word_;
   // Threads between announcing a sleep and returning from it. Both sides use sequentially
