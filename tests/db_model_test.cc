@@ -45,6 +45,8 @@ struct OptionSet {
   // Background IO paced (bytes per second, all IO; 0: no rate limiter).
   int64_t rate_limit = 0;
   bool dynamic_level_bytes = false;
+  // The block cache: the CLOCK cache, or the LRU one.
+  bool lru_block_cache = false;
 };
 
 const OptionSet kOptionSets[] = {
@@ -71,7 +73,7 @@ const OptionSet kOptionSets[] = {
     {"tiny-lsm-dynamic-levels-parallel", true, false,
      WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 1024, 4096, 256,
      CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kMinOverlappingRatio,
-     0, 0, 4, 2, 0, true},
+     0, 0, 4, 2, 0, true, /*lru_block_cache=*/true},
     // clang-format on
 };
 
@@ -202,7 +204,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
                                              : nullptr;
   options_.level0_file_num_compaction_trigger = 2;
   options_.num_levels = 5;
-  options_.block_cache = NewLRUCache(64 << 10);  // small: blocks get evicted and re-read
+  // Small: blocks get evicted and re-read.
+  options_.block_cache = set.lru_block_cache
+                             ? NewLRUCache(64 << 10)
+                             : HyperClockCacheOptions(64 << 10, set.block_size).MakeSharedCache();
   Open();
   Random rnd(seed);
   Model model;

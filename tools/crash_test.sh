@@ -57,12 +57,14 @@ for ((c = 1; c <= cycles; c++)); do
   # Every other cycle runs up to 3 compactions at once and splits L0 compactions in parts;
   # every third sizes levels dynamically (the DB switches sizing between runs); one in four
   # also has the writers call CompactRange now and then; one in five has queued writers sleep at
-  # once instead of spinning first.
+  # once instead of spinning first; one in seven reads through an LRU block cache instead of
+  # the CLOCK one.
   parallel=()
   if ((c % 2 == 0)); then parallel=(--max_background_jobs=4 --subcompactions=3); fi
   if ((c % 3 == 0)); then parallel+=(--level_compaction_dynamic_level_bytes); fi
   if ((c % 4 == 1)); then parallel+=(--compact_range_one_in=1000); fi
   if ((c % 5 == 2)); then parallel+=(--enable_write_thread_adaptive_yield=false); fi
+  if ((c % 7 == 3)); then parallel+=(--cache_type=lru_cache); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \
     "$stress" "${common[@]}" "${parallel[@]}" --duration=3600 --seed=$((seed * 100003 + c)) \

@@ -82,8 +82,14 @@ DEFINE_bool(async_io, true, "MultiGet reads missing blocks with io_uring from co
 DEFINE_bool(use_direct_reads, false, "Read table files with O_DIRECT");
 DEFINE_string(compression_type, "none", "Block compression: none or zstd");
 DEFINE_int64(block_size, 4096, "Table block size in bytes");
+DEFINE_int32(block_restart_interval, shale::Options().block_restart_interval,
+             "Keys between restart points (full keys) in a data block");
 DEFINE_int32(bloom_bits, 10, "Bloom filter bits per key (0: none)");
 DEFINE_int64(cache_size, 32 << 20, "Block cache size in bytes");
+DEFINE_string(cache_type, "hyper_clock_cache",
+              "Block cache: hyper_clock_cache (also auto_ or fixed_hyper_clock_cache: a CLOCK "
+              "cache whose table is sized for entries of -block_size) or lru_cache");
+DEFINE_int32(cache_numshardbits, -1, "Block cache shards: 2^bits (-1: chosen from -cache_size)");
 DEFINE_int32(max_background_jobs, 2, "Background flush and compaction threads");
 DEFINE_int32(max_background_compactions, -1,
              "Compactions that may run at once (-1: from max_background_jobs)");
@@ -158,6 +164,17 @@ void CheckFlagRanges() {
   if (FLAGS_compression_type != "none" && FLAGS_compression_type != "zstd") {
     fail("-compression_type must be none or zstd");
   }
+  if (FLAGS_cache_type != "lru_cache" && FLAGS_cache_type != "hyper_clock_cache" &&
+      FLAGS_cache_type != "auto_hyper_clock_cache" &&
+      FLAGS_cache_type != "fixed_hyper_clock_cache") {
+    fail(
+        "-cache_type must be hyper_clock_cache, auto_hyper_clock_cache, "
+        "fixed_hyper_clock_cache or lru_cache");
+  }
+  if (FLAGS_cache_numshardbits < -1 || FLAGS_cache_numshardbits > 20) {
+    fail("-cache_numshardbits must be in [-1, 20]");
+  }
+  if (FLAGS_cache_size < 0) fail("-cache_size must be >= 0");
 }
 
 // Key number → key bytes: 8 big-endian bytes (fewer if key_size < 8), then '0' padding.
@@ -339,6 +356,16 @@ class Benchmark {
     std::fflush(stdout);
   }
 
+  // The block cache -cache_type names. shale's CLOCK cache has a fixed table, so every
+  // hyper_clock_cache variant sizes it for entries of -block_size.
+  static std::shared_ptr<Cache> NewBlockCache() {
+    const size_t capacity = static_cast<size_t>(FLAGS_cache_size);
+    if (FLAGS_cache_type == "lru_cache") return NewLRUCache(capacity, FLAGS_cache_numshardbits);
+    return HyperClockCacheOptions(capacity, static_cast<size_t>(FLAGS_block_size),
+                                  FLAGS_cache_numshardbits)
+        .MakeSharedCache();
+  }
+
   static std::string CpuModel() {
     std::ifstream in("/proc/cpuinfo");
     std::string line;
@@ -360,6 +387,7 @@ class Benchmark {
     o.compression =
         FLAGS_compression_type == "zstd" ? CompressionType::kZSTD : CompressionType::kNoCompression;
     o.block_size = static_cast<size_t>(FLAGS_block_size);
+    o.block_restart_interval = FLAGS_block_restart_interval;
     o.bloom_bits_per_key = FLAGS_bloom_bits;
     o.max_background_jobs = FLAGS_max_background_jobs;
     o.max_background_compactions = FLAGS_max_background_compactions;
@@ -392,7 +420,7 @@ class Benchmark {
     o.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
     o.write_thread_max_yield_usec = FLAGS_write_thread_max_yield_usec;
     // One block cache for the whole run, as RocksDB's db_bench does.
-    if (!block_cache_) block_cache_ = NewLRUCache(static_cast<size_t>(FLAGS_cache_size));
+    if (!block_cache_) block_cache_ = NewBlockCache();
     o.block_cache = block_cache_;
     o.max_open_files = FLAGS_open_files;
     if (!FLAGS_merge_operator.empty()) {

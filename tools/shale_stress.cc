@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "shale/cache.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
 #include "shale/write_batch.h"
@@ -74,6 +75,9 @@ DEFINE_int32(subcompactions, 1, "Parts an L0 compaction is split into");
 DEFINE_bool(level_compaction_dynamic_level_bytes, false, "Size levels from the bottom");
 DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_thread_adaptive_yield,
             "Queued writers spin briefly before they sleep");
+DEFINE_string(cache_type, "hyper_clock_cache", "Block cache: hyper_clock_cache or lru_cache");
+DEFINE_uint64(cache_size, 256 << 10,
+              "Block cache capacity: small, so readers and writers evict blocks all the time");
 DEFINE_uint64(compact_range_one_in, 0,
               "Each writer runs CompactRange over a random key range (random "
               "bottommost_level_compaction) once in this many operations (0: never)");
@@ -552,6 +556,10 @@ int Main() {
     std::fprintf(stderr, "shale_stress: --db and --expected_state are required\n");
     return 2;
   }
+  if (FLAGS_cache_type != "hyper_clock_cache" && FLAGS_cache_type != "lru_cache") {
+    std::fprintf(stderr, "shale_stress: --cache_type must be hyper_clock_cache or lru_cache\n");
+    return 2;
+  }
   if (FLAGS_writers < 1 || FLAGS_readers < 0 || FLAGS_max_key < 1 ||
       FLAGS_max_key > (uint64_t{1} << 26) || FLAGS_value_size < 8 || FLAGS_value_size > (1 << 20) ||
       FLAGS_sync_fraction < 0 || FLAGS_sync_fraction > 1 || FLAGS_duration < 0) {
@@ -576,6 +584,11 @@ int Main() {
   options.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
   options.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
   options.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
+  const size_t cache_size = static_cast<size_t>(FLAGS_cache_size);
+  options.block_cache =
+      FLAGS_cache_type == "lru_cache"
+          ? NewLRUCache(cache_size)
+          : HyperClockCacheOptions(cache_size, options.block_size).MakeSharedCache();
   if (FLAGS_destroy) {
     Status s = DestroyDB(FLAGS_db, options);
     if (!s.ok()) {

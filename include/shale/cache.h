@@ -55,7 +55,7 @@ class Cache {
   virtual size_t GetCapacity() const = 0;
   // Charge of every entry in the cache plus pinned entries that were erased.
   virtual size_t GetUsage() const = 0;
-  // Charge of pinned entries.
+  // Charge of pinned entries. The CLOCK cache computes it by visiting every slot.
   virtual size_t GetPinnedUsage() const = 0;
   // Drops every unpinned entry.
   virtual void EraseUnRefEntries() = 0;
@@ -66,5 +66,35 @@ class Cache {
 // capacity fails with Incomplete instead of exceeding it.
 std::shared_ptr<Cache> NewLRUCache(size_t capacity, int num_shard_bits = -1,
                                    bool strict_capacity_limit = false);
+
+// A CLOCK cache whose hits take no lock: a lookup that finds its entry at the first probe
+// reads one 64-byte slot and makes one atomic add on it, and a release makes one more, so
+// readers on many threads do not contend on a shard mutex as with NewLRUCache.
+//
+// Each shard holds a fixed table of slots sized for entries of estimated_entry_charge: the
+// table is built for capacity / (0.7 × estimated_entry_charge) entries and fills to 85 % of
+// its slots at most, so entries much smaller than the estimate leave part of the capacity
+// unused, and a capacity raised by SetCapacity does not grow the table. Keys of up to 16
+// bytes are stored in the slot; longer keys work but take a heap copy each. Of two Inserts of
+// one key racing each other, both may stay visible until one is evicted (a Lookup returns
+// either); an Insert that begins after another ended replaces it, as in the LRU cache.
+struct HyperClockCacheOptions {
+  size_t capacity = 0;
+  // The average charge of an entry: the block size for a block cache. 0 means 4 KiB.
+  size_t estimated_entry_charge = 0;
+  // 2^num_shard_bits shards; -1 picks them from capacity (each at least 32 MiB, at most 64).
+  int num_shard_bits = -1;
+  bool strict_capacity_limit = false;
+
+  HyperClockCacheOptions() = default;
+  HyperClockCacheOptions(size_t capacity_, size_t estimated_entry_charge_, int num_shard_bits_ = -1,
+                         bool strict_capacity_limit_ = false)
+      : capacity(capacity_),
+        estimated_entry_charge(estimated_entry_charge_),
+        num_shard_bits(num_shard_bits_),
+        strict_capacity_limit(strict_capacity_limit_) {}
+
+  std::shared_ptr<Cache> MakeSharedCache() const;
+};
 
 }  // namespace shale

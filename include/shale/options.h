@@ -64,7 +64,8 @@ struct Options {
   std::shared_ptr<FileSystem> file_system;        // default FileSystem::Default()
   std::shared_ptr<Statistics> statistics;         // null: nothing recorded
   std::shared_ptr<MergeOperator> merge_operator;  // null: Merge is InvalidArgument
-  // Data blocks read from tables (null: a 32 MiB LRU cache). Each block is charged its slot
+  // Data blocks read from tables (null: a 32 MiB HyperClockCache whose table is sized for
+  // entries of block_size, 4 KiB at least; see shale/cache.h). Each block is charged its slot
   // (blocks live in size-class slots of 2 MiB slabs) plus its Block object; resident memory
   // follows each size class's peak, since one slab per class in use is kept. Index and filter
   // blocks are not in it: each open table reader holds its own (see max_open_files). Blocks

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "shale/cache.h"
+#include "src/cache/sharded_cache.h"
 #include "src/util/hash.h"
 #include "src/util/invariants.h"
 #include "src/util/mutex.h"
@@ -162,7 +163,8 @@ class LRUShard {
           s = Status::Incomplete("cache is full of pinned entries");
         } else {
           // Unpinned and does not fit: the cache takes it and drops it at once, as if it
-          // had been inserted and evicted.
+          // had been inserted and evicted — so it still replaces an entry for key.
+          if (Entry* old = table_.Remove(key, hash); old != nullptr) Detach(old, &freed);
           Entry* e = Entry::Make(key);
           e->value = value;
           e->deleter = deleter;
@@ -321,12 +323,10 @@ class LRUShard {
   size_t pinned_entries_ GUARDED_BY(mu_) = 0;
 };
 
-class LRUCache final : public Cache {
+class LRUCache final : public ShardedCache<LRUShard> {
  public:
   LRUCache(size_t capacity, int num_shard_bits, bool strict)
-      : shard_bits_(num_shard_bits),
-        strict_(strict),
-        shards_(std::make_unique<LRUShard[]>(size_t{1} << num_shard_bits)) {
+      : ShardedCache(num_shard_bits), strict_(strict) {
     SetCapacity(capacity);
   }
 
@@ -354,55 +354,20 @@ class LRUCache final : public Cache {
     const uint32_t h = HashOf(key);
     Shard(h).Erase(key, h);
   }
-  uint64_t NewId() override { return next_id_.fetch_add(1, std::memory_order_relaxed) + 1; }
-
-  void SetCapacity(size_t capacity) override {
-    capacity_.store(capacity, std::memory_order_relaxed);
-    const size_t n = size_t{1} << shard_bits_;
-    const size_t per_shard = (capacity + n - 1) / n;
-    for (size_t i = 0; i < n; i++) shards_[i].SetCapacity(per_shard);
-  }
-  size_t GetCapacity() const override { return capacity_.load(std::memory_order_relaxed); }
-  size_t GetUsage() const override {
-    size_t total = 0;
-    for (size_t i = 0; i < (size_t{1} << shard_bits_); i++) total += shards_[i].usage();
-    return total;
-  }
-  size_t GetPinnedUsage() const override {
-    size_t total = 0;
-    for (size_t i = 0; i < (size_t{1} << shard_bits_); i++) total += shards_[i].pinned_usage();
-    return total;
-  }
-  void EraseUnRefEntries() override {
-    for (size_t i = 0; i < (size_t{1} << shard_bits_); i++) shards_[i].EraseUnRefEntries();
-  }
 
  private:
   static uint32_t HashOf(const Slice& key) { return static_cast<uint32_t>(Hash64(key) >> 32); }
   // Shards take the top bits; the hash table inside a shard uses the low bits.
-  LRUShard& Shard(uint32_t hash) {
-    return shards_[shard_bits_ == 0 ? 0 : hash >> (32 - shard_bits_)];
-  }
+  LRUShard& Shard(uint32_t hash) const { return ShardOfHash<32>(hash); }
 
-  const int shard_bits_;
   const bool strict_;
-  std::unique_ptr<LRUShard[]> shards_;
-  std::atomic<size_t> capacity_{0};
-  std::atomic<uint64_t> next_id_{0};
 };
 
 }  // namespace
 
 std::shared_ptr<Cache> NewLRUCache(size_t capacity, int num_shard_bits,
                                    bool strict_capacity_limit) {
-  if (num_shard_bits < 0) {
-    num_shard_bits = 0;
-    size_t per_shard = capacity;
-    while (num_shard_bits < 6 && per_shard >= 2 * (size_t{512} << 10)) {
-      num_shard_bits++;
-      per_shard /= 2;
-    }
-  }
+  if (num_shard_bits < 0) num_shard_bits = ShardBitsFor(capacity, size_t{512} << 10);
   num_shard_bits = std::min(num_shard_bits, 20);
   return std::make_shared<LRUCache>(capacity, num_shard_bits, strict_capacity_limit);
 }

@@ -11,7 +11,8 @@
 // Options byte bits:
 //   0: zstd compression          1: no table Bloom filter     2: avoid_flush_during_recovery
 //   3: no memtable Bloom filter  4-5: WAL recovery mode (0 tolerate tail, 1 absolute
-//                                     consistency, 2 point in time, 3 tolerate tail)
+//                                     consistency, 2 point in time, 3 tolerate tail, with
+//                                     an LRU block cache instead of the CLOCK one)
 //   6: 32 KiB write buffer and one background job (else 4 KiB and two)
 //   7: a temporary directory on the POSIX file system (else the in-memory file system; kCrash
 //      is then a clean reopen)

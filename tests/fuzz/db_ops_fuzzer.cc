@@ -167,7 +167,9 @@ class Runner {
     options_.block_size = 256;
     options_.block_restart_interval = 4;
     options_.max_manifest_file_size = 8 << 10;
-    options_.block_cache = shale::NewLRUCache(32 << 10);
+    options_.block_cache = (options_byte & 0x30) == 0x30
+                               ? shale::NewLRUCache(32 << 10)
+                               : shale::HyperClockCacheOptions(32 << 10, 256).MakeSharedCache();
     options_.compression = (options_byte & 0x01) != 0 ? shale::CompressionType::kZSTD
                                                       : shale::CompressionType::kNoCompression;
     options_.bloom_bits_per_key = (options_byte & 0x02) != 0 ? 0 : 10;
