@@ -45,6 +45,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "shale/cache.h"
@@ -98,6 +99,8 @@ struct alignas(64) Slot : Cache::Handle {
   }
 };
 static_assert(sizeof(Slot) == 64, "one slot per cache line");
+static_assert(std::is_trivially_destructible_v<Slot>,
+              "slots live in zeroed memory, never destroyed");
 
 // A key as probes compare it.
 struct ProbeKey {
@@ -497,22 +500,18 @@ class ClockShard {
 };
 
 // The slots of every shard in one anonymous mapping, in huge pages where the kernel allows:
-// lookups land on random slots, and 2 MiB pages keep their translations in the TLB.
+// lookups land on random slots, and 2 MiB pages keep their translations in the TLB. An empty
+// slot is all zero bytes, which is what a fresh mapping holds, so the slots are not written
+// at construction: a table takes memory only where entries have landed.
 class SlotArena {
  public:
   explicit SlotArena(size_t count) : bytes_(RoundUp(count * sizeof(Slot))) {
     void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    SHALE_ASSERT(p != MAP_FAILED);
     if (p == MAP_FAILED) throw std::bad_alloc();
     madvise(p, bytes_, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
     slots_ = static_cast<Slot*>(p);
-    for (size_t i = 0; i < count; i++) new (&slots_[i]) Slot;
-    count_ = count;
   }
-  ~SlotArena() {
-    for (size_t i = 0; i < count_; i++) slots_[i].~Slot();
-    munmap(slots_, bytes_);
-  }
+  ~SlotArena() { munmap(slots_, bytes_); }
   SlotArena(const SlotArena&) = delete;
   SlotArena& operator=(const SlotArena&) = delete;
   Slot* get() const { return slots_; }
@@ -523,7 +522,6 @@ class SlotArena {
     return n >= kHuge ? (n + kHuge - 1) / kHuge * kHuge : (n + 4095) / 4096 * 4096;
   }
   size_t bytes_;
-  size_t count_ = 0;
   Slot* slots_ = nullptr;
 };
 
