@@ -21,6 +21,38 @@ TEST_F(DBBasicTest, OpenMissingWithoutCreateIsInvalidArgument) {
   EXPECT_EQ(db_, nullptr);
 }
 
+// Options is DBOptions plus ColumnFamilyOptions, as in RocksDB: assembled from the two parts,
+// each part's fields reach the DB.
+TEST_F(DBBasicTest, OptionsAssembleFromDBAndColumnFamilyParts) {
+  DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.max_background_jobs = 3;
+  ColumnFamilyOptions cf_options;
+  cf_options.block_size = 0;  // invalid: proves the column family part is the one used
+  options_ = Options(db_options, cf_options);
+  EXPECT_EQ(options_.max_background_jobs, 3);
+  Status s = TryOpen();
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("block_size"), std::string::npos) << s.ToString();
+  cf_options.block_size = 512;
+  cf_options.write_buffer_size = 4096;
+  options_ = Options(db_options, cf_options);
+  Open();
+  for (int i = 0; i < 200; i++)
+    ASSERT_TRUE(Put("key" + std::to_string(i), std::string(64, 'v')).ok());
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  // 200 × ~80 bytes through a 4 KiB write buffer: flushed to tables, not all in the memtable.
+  std::string entries;
+  ASSERT_TRUE(db_->GetProperty("shale.num-entries-active-mem-table", &entries));
+  EXPECT_LT(std::stoi(entries), 200);
+  EXPECT_EQ(Get("key7"), std::string(64, 'v'));
+  // Slicing an Options back into its parts keeps each part's fields.
+  const DBOptions back = options_;
+  const ColumnFamilyOptions cf_back = options_;
+  EXPECT_EQ(back.max_background_jobs, 3);
+  EXPECT_EQ(cf_back.block_size, 512u);
+}
+
 TEST_F(DBBasicTest, ErrorIfExists) {
   Open();
   Close();

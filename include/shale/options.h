@@ -1,5 +1,6 @@
 // Options for opening a DB, reading and writing. Names follow RocksDB where the concept is the
-// same; defaults are what db_bench uses when a flag is not given.
+// same; defaults are what db_bench uses when a flag is not given. As in RocksDB, Options is
+// DBOptions (the DB as a whole) plus ColumnFamilyOptions (one keyspace).
 //
 // DB::Open validates Options and returns InvalidArgument naming the first bad field.
 // Thread safety: plain values; copied into the DB at Open.
@@ -48,7 +49,9 @@ enum class WALRecoveryMode : unsigned char {
   kPointInTimeRecovery = 2,
 };
 
-struct Options {
+// Options of the DB as a whole: opening and recovery, the WAL and write queue, background
+// threads, files and IO, shared services.
+struct DBOptions {
   // ---- Opening ----
   bool create_if_missing = false;
   bool error_if_exists = false;
@@ -59,34 +62,13 @@ struct Options {
   bool avoid_flush_during_recovery = false;
 
   // ---- Shared services (null: a default is made) ----
-  // Key order. Must outlive the DB. Default: BytewiseComparator().
-  const Comparator* comparator = BytewiseComparator();
-  std::shared_ptr<FileSystem> file_system;        // default FileSystem::Default()
-  std::shared_ptr<Statistics> statistics;         // null: nothing recorded
-  std::shared_ptr<MergeOperator> merge_operator;  // null: Merge is InvalidArgument
-  // Data blocks read from tables (null: a 32 MiB HyperClockCache whose table is sized for
-  // entries of block_size, 4 KiB at least; see shale/cache.h). Each block is charged its slot
-  // (blocks live in size-class slots of 2 MiB slabs) plus its Block object; resident memory
-  // follows each size class's peak, since one slab per class in use is kept. Index and filter
-  // blocks are not in it: each open table reader holds its own (see max_open_files). Blocks
-  // of deleted tables stay until evicted.
-  std::shared_ptr<Cache> block_cache;
+  std::shared_ptr<FileSystem> file_system;  // default FileSystem::Default()
+  std::shared_ptr<Statistics> statistics;   // null: nothing recorded
   // Paces flush writes (at kHigh) and compaction writes (at kLow) — or, by its mode, the blocks
   // compactions read — to its rate (null: unlimited). See shale/rate_limiter.h.
   std::shared_ptr<RateLimiter> rate_limiter;
 
-  // ---- Memtables and write path ----
-  // Bytes of memtable before it is switched for a new one and flushed. In [1, 64 GiB]. From
-  // 128 MiB on, memtable memory is reserved in 2 MiB blocks advised as transparent huge pages
-  // (Linux, when /sys/kernel/mm/transparent_hugepage/enabled allows madvise): walking a large
-  // memtable then costs far fewer TLB misses.
-  size_t write_buffer_size = 64 << 20;
-  // Memtables (mutable + immutable) kept before writes stall. >= 2. Memtable memory stays
-  // under about max_write_buffer_number × (write_buffer_size + the largest write group).
-  int max_write_buffer_number = 2;
-  // Bytes of whole-key Bloom filter per byte of write buffer in each memtable (0: none). The
-  // filter lets point lookups of keys a memtable does not hold skip its skiplist. In [0, 0.25].
-  double memtable_bloom_size_ratio = 1.0 / 64;
+  // ---- Write path ----
   // A write group stops taking batches past this many bytes. > 0.
   size_t max_write_batch_group_size_bytes = 1 << 20;
   // A writer queued behind a write group's leader re-reads the group's progress for up to
@@ -98,35 +80,10 @@ struct Options {
   // more. write_thread_max_yield_usec <= 1,000,000.
   bool enable_write_thread_adaptive_yield = true;
   uint64_t write_thread_max_yield_usec = 20;
+  // The write rate while writes are slowed down (ColumnFamilyOptions' stall triggers). > 0.
+  uint64_t delayed_write_rate = 16ull << 20;
 
-  // ---- LSM shape ----
-  int num_levels = 7;  // in [2, 64]
-  // 1 <= compaction trigger <= slowdown trigger <= stop trigger.
-  int level0_file_num_compaction_trigger = 4;
-  int level0_slowdown_writes_trigger = 20;
-  int level0_stop_writes_trigger = 36;
-  // Writes slow down to delayed_write_rate bytes per second while compaction is behind: while L0
-  // holds level0_slowdown_writes_trigger files or more, or while the bytes compaction is
-  // estimated to rewrite before every level is under its target
-  // (shale.estimate-pending-compaction-bytes) reach soft_pending_compaction_bytes_limit. Writes
-  // stop while that estimate reaches hard_pending_compaction_bytes_limit. 0 turns a limit off;
-  // hard >= soft when both are on. With disable_auto_compactions no limit or trigger applies.
-  uint64_t soft_pending_compaction_bytes_limit = 64ull << 30;
-  uint64_t hard_pending_compaction_bytes_limit = 256ull << 30;
-  uint64_t delayed_write_rate = 16ull << 20;         // > 0
-  uint64_t target_file_size_base = 64ull << 20;      // > 0
-  uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
-  double max_bytes_for_level_multiplier = 10;        // >= 1
-  // Size the levels from the bottom, as RocksDB's option of that name: the last level's target
-  // is the size of the largest level, each level above a multiplier smaller, and L0 compacts
-  // into the deepest level whose target is at most max_bytes_for_level_base (levels above it
-  // stay empty, and any data in them drains down). Most data then sits in the last level, and
-  // space overhead stays near 1 / multiplier. false: L1 is max_bytes_for_level_base and each
-  // deeper level a multiplier larger. Can change between opens of a DB; a large DB that switches
-  // to dynamic sizing has upper levels to drain, which counts as pending compaction bytes (writes
-  // may slow down until it is done). CompactRange compacts down into the last level. On by
-  // default, as in RocksDB (db_bench's flag stays off by default, as RocksDB's db_bench's).
-  bool level_compaction_dynamic_level_bytes = true;
+  // ---- Background work and files ----
   // Background threads: one more than the compactions that may run at once, so that one is
   // always free for a flush (one at a time, oldest memtable first; flushes go before
   // compactions). max_background_jobs in [1, 64] sets how many compactions may run at once, as
@@ -142,13 +99,75 @@ struct Options {
   // of about equal input bytes, each at least target_file_size_base, compacted in parallel on
   // threads of their own. In [1, 64]; 1: none.
   uint32_t max_subcompactions = 1;
-  CompactionPri compaction_pri = CompactionPri::kMinOverlappingRatio;
   // Table readers kept open, each with its index and filter blocks in memory: -1 keeps every
   // table open; otherwise max_open_files - 10 readers (10 are left for logs, the MANIFEST and
   // the like), and at least 20. >= 1.
   int max_open_files = -1;
   // The MANIFEST is rewritten as a fresh snapshot once it grows past this size.
   uint64_t max_manifest_file_size = 64ull << 20;
+
+  // ---- IO ----
+  bool use_direct_reads = false;
+  // Open fails instead of falling back to synchronous reads when io_uring is unavailable.
+  bool require_io_uring = false;
+};
+
+// Options of one keyspace: key order and merging, memtables, LSM shape and compaction
+// triggers, table format and block cache.
+struct ColumnFamilyOptions {
+  // ---- Keys and values ----
+  // Key order. Must outlive the DB. Default: BytewiseComparator().
+  const Comparator* comparator = BytewiseComparator();
+  std::shared_ptr<MergeOperator> merge_operator;  // null: Merge is InvalidArgument
+  // Data blocks read from tables (null: a 32 MiB HyperClockCache whose table is sized for
+  // entries of block_size, 4 KiB at least; see shale/cache.h). Each block is charged its slot
+  // (blocks live in size-class slots of 2 MiB slabs) plus its Block object; resident memory
+  // follows each size class's peak, since one slab per class in use is kept. Index and filter
+  // blocks are not in it: each open table reader holds its own (see max_open_files). Blocks
+  // of deleted tables stay until evicted.
+  std::shared_ptr<Cache> block_cache;
+
+  // ---- Memtables ----
+  // Bytes of memtable before it is switched for a new one and flushed. In [1, 64 GiB]. From
+  // 128 MiB on, memtable memory is reserved in 2 MiB blocks advised as transparent huge pages
+  // (Linux, when /sys/kernel/mm/transparent_hugepage/enabled allows madvise): walking a large
+  // memtable then costs far fewer TLB misses.
+  size_t write_buffer_size = 64 << 20;
+  // Memtables (mutable + immutable) kept before writes stall. >= 2. Memtable memory stays
+  // under about max_write_buffer_number × (write_buffer_size + the largest write group).
+  int max_write_buffer_number = 2;
+  // Bytes of whole-key Bloom filter per byte of write buffer in each memtable (0: none). The
+  // filter lets point lookups of keys a memtable does not hold skip its skiplist. In [0, 0.25].
+  double memtable_bloom_size_ratio = 1.0 / 64;
+
+  // ---- LSM shape ----
+  int num_levels = 7;  // in [2, 64]
+  // 1 <= compaction trigger <= slowdown trigger <= stop trigger.
+  int level0_file_num_compaction_trigger = 4;
+  int level0_slowdown_writes_trigger = 20;
+  int level0_stop_writes_trigger = 36;
+  // Writes slow down to DBOptions::delayed_write_rate bytes per second while compaction is
+  // behind: while L0 holds level0_slowdown_writes_trigger files or more, or while the bytes
+  // compaction is estimated to rewrite before every level is under its target
+  // (shale.estimate-pending-compaction-bytes) reach soft_pending_compaction_bytes_limit. Writes
+  // stop while that estimate reaches hard_pending_compaction_bytes_limit. 0 turns a limit off;
+  // hard >= soft when both are on. With disable_auto_compactions no limit or trigger applies.
+  uint64_t soft_pending_compaction_bytes_limit = 64ull << 30;
+  uint64_t hard_pending_compaction_bytes_limit = 256ull << 30;
+  uint64_t target_file_size_base = 64ull << 20;      // > 0
+  uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
+  double max_bytes_for_level_multiplier = 10;        // >= 1
+  // Size the levels from the bottom, as RocksDB's option of that name: the last level's target
+  // is the size of the largest level, each level above a multiplier smaller, and L0 compacts
+  // into the deepest level whose target is at most max_bytes_for_level_base (levels above it
+  // stay empty, and any data in them drains down). Most data then sits in the last level, and
+  // space overhead stays near 1 / multiplier. false: L1 is max_bytes_for_level_base and each
+  // deeper level a multiplier larger. Can change between opens of a DB; a large DB that switches
+  // to dynamic sizing has upper levels to drain, which counts as pending compaction bytes (writes
+  // may slow down until it is done). CompactRange compacts down into the last level. On by
+  // default, as in RocksDB (db_bench's flag stays off by default, as RocksDB's db_bench's).
+  bool level_compaction_dynamic_level_bytes = true;
+  CompactionPri compaction_pri = CompactionPri::kMinOverlappingRatio;
   // No compactions are scheduled automatically (CompactRange still works), and the L0
   // slowdown and stop triggers do not apply: nothing would bring L0 down.
   bool disable_auto_compactions = false;
@@ -158,9 +177,13 @@ struct Options {
   size_t block_size = 4096;         // in [1, 1 GiB]
   int block_restart_interval = 16;  // >= 1
   double bloom_bits_per_key = 10;   // in [0, 100]; 0: no filter
-  bool use_direct_reads = false;
-  // Open fails instead of falling back to synchronous reads when io_uring is unavailable.
-  bool require_io_uring = false;
+};
+
+// Both sets: what DB::Open takes.
+struct Options : public DBOptions, public ColumnFamilyOptions {
+  Options() = default;
+  Options(const DBOptions& db_options, const ColumnFamilyOptions& cf_options)
+      : DBOptions(db_options), ColumnFamilyOptions(cf_options) {}
 };
 
 struct ReadOptions {
