@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "shale/comparator.h"
+#include "src/base/dbformat.h"
 #include "src/util/arena.h"
 #include "src/util/coding.h"
 #include "src/util/crc32c.h"
@@ -17,6 +19,77 @@
 
 namespace shale {
 namespace {
+
+std::string Separator(const Comparator* cmp, std::string start, const Slice& limit) {
+  cmp->FindShortestSeparator(&start, limit);
+  return start;
+}
+
+TEST(BytewiseComparatorTest, SeparatorsAreShortAndBetweenTheirBounds) {
+  const Comparator* cmp = BytewiseComparator();
+  EXPECT_EQ(Separator(cmp, "abc1xyz", "abc5"), "abc2");  // the differing byte bumped
+  // Differing by one there: the next byte of start is bumped instead.
+  const std::string a{'\x00', '\x05', '0', '0', '0', '0'};
+  const std::string b{'\x00', '\x06', '0', '0', '0', '0'};
+  EXPECT_EQ(Separator(cmp, a, b), (std::string{'\x00', '\x05', '1'}));
+  // ... skipping bytes that cannot be bumped.
+  EXPECT_EQ(Separator(cmp,
+                      std::string("ab\x05\xff\xff"
+                                  "cd",
+                                  7),
+                      "ab\x06"),
+            std::string("ab\x05\xff\xff"
+                        "d",
+                        6));
+  EXPECT_EQ(Separator(cmp, "ab\x05\xff", "ab\x06"), "ab\x05\xff");  // none can be: as it is
+  EXPECT_EQ(Separator(cmp, "abc", "abcd"), "abc");                  // a prefix: as it is
+  EXPECT_EQ(Separator(cmp, "abd", "abc"), "abd");                   // not below limit
+
+  // Any start < limit: start <= separator < limit, and never longer than start.
+  Random rnd(17);
+  const char alphabet[] = {'\x00', '\x01', '\x02', '0', '1', '\xfe', '\xff'};
+  auto random_key = [&] {
+    std::string k(rnd.Uniform(7), '\0');
+    for (char& c : k) c = alphabet[rnd.Uniform(sizeof(alphabet))];
+    return k;
+  };
+  for (int i = 0; i < 50000; i++) {
+    std::string start = random_key(), limit = random_key();
+    if (Slice(start).compare(limit) >= 0) continue;
+    const std::string sep = Separator(cmp, start, limit);
+    ASSERT_LE(Slice(start).compare(sep), 0) << i;
+    ASSERT_LT(Slice(sep).compare(limit), 0) << i;
+    ASSERT_LE(sep.size(), start.size()) << i;
+  }
+}
+
+// The internal-key separator a table's index stores: a shorter user key gets the largest tag,
+// so it sorts after every version of the last key of a block and before the next block's.
+TEST(InternalKeyComparatorTest, SeparatorsAreBetweenTheirBounds) {
+  InternalKeyComparator icmp(BytewiseComparator());
+  Random rnd(29);
+  for (int i = 0; i < 50000; i++) {
+    uint64_t x = rnd.Uniform(1000000), y = rnd.Uniform(1000000);
+    if (x > y) std::swap(x, y);
+    // db_bench's key shape: 8 big-endian bytes of a number, then '0' padding.
+    auto user = [](uint64_t v) {
+      std::string k;
+      for (int b = 7; b >= 0; b--) k.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+      return k + "00000000";
+    };
+    std::string start, limit;
+    AppendInternalKey(&start, user(x), rnd.Uniform(1000), kTypeValue);
+    AppendInternalKey(&limit, user(y), rnd.Uniform(1000), kTypeValue);
+    if (icmp.Compare(start, limit) >= 0) continue;
+    std::string sep = start;
+    icmp.FindShortestSeparator(&sep, limit);
+    ASSERT_LE(icmp.Compare(start, sep), 0) << i;
+    ASSERT_LT(icmp.Compare(sep, limit), 0) << i;
+    if (y > x + 255) {
+      EXPECT_LT(sep.size(), start.size()) << i;  // user keys apart in a byte before the last
+    }
+  }
+}
 
 TEST(CodingTest, FixedRoundTripAndLayout) {
   std::string s;
