@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "src/util/coding.h"
 
 namespace shale {
@@ -180,8 +182,24 @@ void BlockIter::Seek(const Slice& target) {
   }
   SeekToRestartPoint(left);
   if (!status_.ok()) return;
+  PrefetchRestartInterval(left);
   while (ParseNextKey()) {
     if (cmp_->Compare(key_, target) >= 0) return;
+  }
+}
+
+void BlockIter::PrefetchRestartInterval(uint32_t index) const {
+  // The linear scan decodes one entry after another, each address known only once the entry
+  // before it is decoded; asking for the interval's cache lines up front lets their loads
+  // overlap instead of queueing behind each other.
+  constexpr uint32_t kLine = 64;
+  constexpr uint32_t kMaxLines = 32;
+  const uint32_t begin = next_;
+  const uint32_t end = index + 1 < num_restarts_ ? RestartPoint(index + 1) : restarts_;
+  if (end <= begin) return;
+  const uint32_t last = std::min(end - 1, begin + kLine * (kMaxLines - 1));
+  for (uint32_t off = begin & ~(kLine - 1); off <= last; off += kLine) {
+    __builtin_prefetch(data_ + off);
   }
 }
 

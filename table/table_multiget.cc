@@ -110,6 +110,27 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   index_block_->InitIterator(options_.comparator, &index);
   std::vector<MissedBlock> missed;
   const InternalKeyComparator* cmp = options_.comparator;
+  // Cached blocks are served a few groups at a time: each group's block is found first and
+  // its first lines requested, then the groups are served, so the cache misses of the groups'
+  // blocks overlap instead of following one another.
+  constexpr size_t kPipeline = 8;
+  struct CachedGroup {
+    BlockHandle handle;
+    size_t begin;
+    size_t end;
+  };
+  BlockRef pipeline_refs[kPipeline];
+  CachedGroup pipeline[kPipeline];
+  size_t pending = 0;
+  auto serve_pending = [&] {
+    for (size_t p = 0; p < pending; p++) pipeline_refs[p].get()->PrefetchRestarts();
+    for (size_t p = 0; p < pending; p++) {
+      const CachedGroup& g = pipeline[p];
+      ServeKeys(options, pipeline_refs[p], g.handle, &candidates[g.begin], g.end - g.begin);
+      pipeline_refs[p].Reset();
+    }
+    pending = 0;
+  };
   size_t i = 0;
   while (i < candidates.size()) {
     const Slice ikey = candidates[i]->lkey.internal_key();
@@ -133,8 +154,10 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
       j++;
     }
     BlockRef ref;
-    if (LookupCachedBlock(handle, &ref)) {
-      ServeKeys(options, ref, handle, &candidates[i], j - i);
+    if (LookupCachedBlock(handle, &pipeline_refs[pending])) {
+      __builtin_prefetch(pipeline_refs[pending].get());
+      pipeline[pending] = CachedGroup{handle, i, j};
+      if (++pending == kPipeline) serve_pending();
     } else if (io == nullptr) {
       BlockContents contents;
       Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
@@ -152,6 +175,7 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
     }
     i = j;
   }
+  serve_pending();
   // One coroutine per missing block: each block is decoded and serves its keys as soon as
   // it arrives, while the file's other reads are still in flight.
   for (MissedBlock& m : missed) io->Spawn(ReadMissedBlock(options, std::move(m), io));

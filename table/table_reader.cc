@@ -9,6 +9,7 @@
 #include "src/monitoring/perf_context_imp.h"
 #include "src/util/clock.h"
 #include "src/util/coding.h"
+#include "src/util/hash.h"
 #include "src/util/invariants.h"
 #include "table/table_iterator.h"
 #include "table/table_reader_internal.h"
@@ -377,15 +378,13 @@ Status TableReader::GetFromIndex(const ReadOptions& options, BlockIter* index,
 
 Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
                         GetContext* ctx) const {
-  if (filter_ != nullptr) {
-    if (!filter_->KeyMayMatch(ExtractUserKey(internal_key))) {
-      RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
-      PerfCount(&PerfContext::bloom_sst_miss_count);
-      return Status::OK();
-    }
-    RecordTick(options_.statistics, BLOOM_FILTER_FULL_POSITIVE);
-    PerfCount(&PerfContext::bloom_sst_hit_count);
-  }
+  return Get(options, internal_key, filter_ != nullptr ? Hash64(ExtractUserKey(internal_key)) : 0,
+             ctx);
+}
+
+Status TableReader::Get(const ReadOptions& options, const Slice& internal_key, uint64_t hash,
+                        GetContext* ctx) const {
+  if (!FilterMayMatch(hash)) return Status::OK();
   BlockIter index;
   index_block_->InitIterator(options_.comparator, &index);
   index.Seek(internal_key);

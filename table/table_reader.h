@@ -106,6 +106,9 @@ class TableReader {
   // until ctx has its answer. OK when the key is simply absent; errors are Corruption/IOError.
   [[nodiscard]] Status Get(const ReadOptions& options, const Slice& internal_key,
                            GetContext* ctx) const;
+  // As Get, with hash = Hash64(the user key) computed by the caller (see PrefetchFilter).
+  [[nodiscard]] Status Get(const ReadOptions& options, const Slice& internal_key, uint64_t hash,
+                           GetContext* ctx) const;
   std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options) const;
   // Reads every data block with its checksum checked and its entries decoded and in order.
   [[nodiscard]] Status VerifyChecksum() const;

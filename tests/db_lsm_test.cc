@@ -101,6 +101,46 @@ TEST_F(DBLsmTest, FlushWritesL0AndReadsComeFromTables) {
   EXPECT_EQ(logs, 1);
 }
 
+TEST_F(DBLsmTest, GetFollowsPathsLongerThanOneWindowOfTables) {
+  // A point read takes its files in windows of 8 (filters of open readers probed together):
+  // 21 L0 files and a deeper level, with the answers in the newest file, past the first
+  // window, in the last file on the path, and behind a deletion; with every reader open and
+  // with a table cache too small to hold them (readers opened when their turn comes).
+  for (int max_open : {-1, 3}) {
+    SCOPED_TRACE(max_open);
+    options_.disable_auto_compactions = true;
+    options_.max_open_files = max_open;
+    Close();
+    ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+    Open();
+    ASSERT_TRUE(Put("deep", "l2").ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+    ASSERT_TRUE(Put("deep2", "l1").ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    for (int f = 0; f < 20; f++) {
+      ASSERT_TRUE(Put(Key(f), Val("f", f)).ok());
+      ASSERT_TRUE(Put("shared", Val("s", f)).ok());
+      ASSERT_TRUE(Put("a", "").ok());  // every file's range holds every key read below
+      if (f == 15) {
+        ASSERT_TRUE(Delete(Key(2)).ok());
+      }
+      ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    }
+    EXPECT_EQ(FilesAt(0), 21);
+    for (int round = 0; round < 2; round++) {
+      EXPECT_EQ(Get("shared"), Val("s", 19));
+      for (int f = 0; f < 20; f++) {
+        EXPECT_EQ(Get(Key(f)), f == 2 ? "NOT_FOUND" : Val("f", f));
+      }
+      EXPECT_EQ(Get("deep"), "l2");
+      EXPECT_EQ(Get("deep2"), "l1");
+      EXPECT_EQ(Get("missing"), "NOT_FOUND");
+      Reopen();
+    }
+  }
+}
+
 TEST_F(DBLsmTest, CompactionBuildsLevelsAndKeepsEverything) {
   options_.statistics = CreateDBStatistics();
   Open();

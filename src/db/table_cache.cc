@@ -37,11 +37,17 @@ TableCache::TableCache(std::string dbname, FileSystem* fs, const TableReaderOpti
   cache_ = NewLRUCache(capacity, shard_bits);
 }
 
-Status TableCache::FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle) {
+Cache::Handle* TableCache::LookupOpen(uint64_t file_number) {
   char key[8];
   EncodeFixed64(key, file_number);
-  *handle = cache_->Lookup(Slice(key, sizeof(key)));
+  return cache_->Lookup(Slice(key, sizeof(key)));
+}
+
+Status TableCache::FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle) {
+  *handle = LookupOpen(file_number);
   if (*handle != nullptr) return Status::OK();
+  char key[8];
+  EncodeFixed64(key, file_number);
 
   const std::string name = TableFileName(dbname_, file_number);
   uint64_t actual_size = 0;

@@ -35,6 +35,8 @@ class TableCache {
                                                 uint64_t file_size);
   // A pinned reader; Release(*handle) when done.
   [[nodiscard]] Status FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle);
+  // The reader of file_number pinned if it is open already, else null (nothing is opened).
+  Cache::Handle* LookupOpen(uint64_t file_number);
   TableReader* GetReader(Cache::Handle* handle) {
     return static_cast<TableReader*>(cache_->Value(handle));
   }

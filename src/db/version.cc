@@ -9,6 +9,7 @@
 #include "src/base/multi_get.h"
 #include "src/db/level_iterator.h"
 #include "src/db/table_cache.h"
+#include "src/util/hash.h"
 #include "table/table_reader.h"
 
 namespace shale {
@@ -22,63 +23,88 @@ uint64_t Version::NumLevelBytes(int level) const {
   return sum;
 }
 
-Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext* ctx) const {
-  const Comparator* ucmp = icmp_->user_comparator();
-  const Slice user_key = key.user_key();
-  const Slice ikey = key.internal_key();
-  TableCache* tc = table_cache_;
-  for (const auto& f : files_[0]) {
-    if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) < 0 ||
-        ucmp->Compare(user_key, ExtractUserKey(f->largest)) > 0) {
-      continue;
-    }
-    Status s = tc->Get(options, f->number, f->file_size, ikey, ctx);
-    if (!s.ok()) return s;
-    if (ctx->resolved()) return Status::OK();
-  }
-  for (int level = 1; level < num_levels(); level++) {
-    const FileList& files = files_[level];
-    if (files.empty()) continue;
-    // The first file whose largest key is >= ikey.
-    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
-      return icmp_->Compare(f->largest, ikey) < 0;
-    });
-    if (it == files.end()) continue;
-    const FileMetaData& f = **it;
-    if (ucmp->Compare(user_key, ExtractUserKey(f.smallest)) < 0) continue;
-    Status s = tc->Get(options, f.number, f.file_size, ikey, ctx);
-    if (!s.ok()) return s;
-    if (ctx->resolved()) return Status::OK();
-  }
-  return Status::OK();
-}
+namespace {
 
-const FileMetaData* Version::NextCandidate(MultiGetKey* k) const {
-  const Comparator* ucmp = icmp_->user_comparator();
-  const Slice uk = k->lkey.user_key();
-  while (k->level < num_levels()) {
-    if (k->level == 0) {
-      const FileList& l0 = files_[0];
-      while (k->l0_index < l0.size()) {
-        const FileMetaData* f = l0[k->l0_index++].get();
-        if (ucmp->Compare(uk, ExtractUserKey(f->smallest)) >= 0 &&
-            ucmp->Compare(uk, ExtractUserKey(f->largest)) <= 0) {
+// The next file after (*level, *l0_index) on the path a point read of one key takes through
+// the tree: overlapping L0 files newest first, then the one file per deeper level whose range
+// holds it; null when none is left. Advances the position past the file returned.
+const FileMetaData* NextOnPath(const Version& version, const InternalKeyComparator* icmp,
+                               const Slice& user_key, const Slice& ikey, int* level,
+                               size_t* l0_index) {
+  const Comparator* ucmp = icmp->user_comparator();
+  while (*level < version.num_levels()) {
+    const FileList& files = version.files(*level);
+    if (*level == 0) {
+      while (*l0_index < files.size()) {
+        const FileMetaData* f = files[(*l0_index)++].get();
+        if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) >= 0 &&
+            ucmp->Compare(user_key, ExtractUserKey(f->largest)) <= 0) {
           return f;
         }
       }
-      k->level = 1;
+      (*level)++;
       continue;
     }
-    const FileList& files = files_[k->level++];
-    const Slice ikey = k->lkey.internal_key();
+    (*level)++;
+    // The first file whose largest key is >= ikey.
     auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
-      return icmp_->Compare(f->largest, ikey) < 0;
+      return icmp->Compare(f->largest, ikey) < 0;
     });
-    if (it != files.end() && ucmp->Compare(uk, ExtractUserKey((*it)->smallest)) >= 0) {
+    if (it != files.end() && ucmp->Compare(user_key, ExtractUserKey((*it)->smallest)) >= 0) {
       return it->get();
     }
   }
   return nullptr;
+}
+
+}  // namespace
+
+Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext* ctx) const {
+  // Files are taken in windows: the readers already open are pinned and their filter lines
+  // requested together, so the filter probes' cache misses overlap instead of following one
+  // another; then the files are read in order (a reader not open yet is opened only when its
+  // turn comes) until ctx has its answer.
+  constexpr size_t kWindow = 8;
+  TableCache* tc = table_cache_;
+  const uint64_t hash = Hash64(key.user_key());
+  int level = 0;
+  size_t l0_index = 0;
+  const FileMetaData* files[kWindow];
+  Cache::Handle* handles[kWindow];
+  for (;;) {
+    size_t n = 0;
+    while (n < kWindow && (files[n] = NextOnPath(*this, icmp_, key.user_key(), key.internal_key(),
+                                                 &level, &l0_index)) != nullptr)
+      n++;
+    if (n == 0) return Status::OK();
+    for (size_t i = 0; i < n; i++) {
+      handles[i] = tc->LookupOpen(files[i]->number);
+      if (handles[i] != nullptr) tc->GetReader(handles[i])->PrefetchFilter(hash);
+    }
+    Status s;
+    bool stop = false;
+    for (size_t i = 0; i < n && !stop; i++) {
+      if (handles[i] == nullptr) {
+        s = tc->FindTable(files[i]->number, files[i]->file_size, &handles[i]);
+        if (!s.ok()) {
+          handles[i] = nullptr;
+          break;
+        }
+      }
+      // Values pinned into ctx hold block-cache pins, not the reader: releasing it is safe.
+      s = tc->GetReader(handles[i])->Get(options, key.internal_key(), hash, ctx);
+      stop = !s.ok() || ctx->resolved();
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (handles[i] != nullptr) tc->Release(handles[i]);
+    }
+    if (!s.ok() || stop) return s;
+  }
+}
+
+const FileMetaData* Version::NextCandidate(MultiGetKey* k) const {
+  return NextOnPath(*this, icmp_, k->lkey.user_key(), k->lkey.internal_key(), &k->level,
+                    &k->l0_index);
 }
 
 namespace {
