@@ -110,24 +110,52 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   index_block_->InitIterator(options_.comparator, &index);
   std::vector<MissedBlock> missed;
   const InternalKeyComparator* cmp = options_.comparator;
-  // Cached blocks are served a few groups at a time: each group's block is found first and
-  // its first lines requested, then the groups are served, so the cache misses of the groups'
-  // blocks overlap instead of following one another.
-  constexpr size_t kPipeline = 8;
-  struct CachedGroup {
+  // Groups are taken a window at a time, in stages, so that the cache misses of the window's
+  // groups overlap instead of following one another: the cache slots of their blocks are
+  // requested, then looked up; the blocks found have their first lines requested, then every
+  // group is served (or its block read).
+  constexpr size_t kWindow = 8;
+  struct Group {
     BlockHandle handle;
     size_t begin;
     size_t end;
+    BlockRef ref;
+    bool cached;
   };
-  BlockRef pipeline_refs[kPipeline];
-  CachedGroup pipeline[kPipeline];
+  Group window[kWindow];
   size_t pending = 0;
-  auto serve_pending = [&] {
-    for (size_t p = 0; p < pending; p++) pipeline_refs[p].get()->PrefetchRestarts();
-    for (size_t p = 0; p < pending; p++) {
-      const CachedGroup& g = pipeline[p];
-      ServeKeys(options, pipeline_refs[p], g.handle, &candidates[g.begin], g.end - g.begin);
-      pipeline_refs[p].Reset();
+  auto run_window = [&] {
+    for (size_t w = 0; w < pending; w++) PrefetchCachedBlock(window[w].handle);
+    for (size_t w = 0; w < pending; w++) {
+      Group& g = window[w];
+      g.cached = LookupCachedBlock(g.handle, &g.ref);
+      if (g.cached) __builtin_prefetch(g.ref.get());
+    }
+    for (size_t w = 0; w < pending; w++) {
+      if (window[w].cached) window[w].ref.get()->PrefetchRestarts();
+    }
+    for (size_t w = 0; w < pending; w++) {
+      Group& g = window[w];
+      MultiGetKey** group_keys = &candidates[g.begin];
+      const size_t group_size = g.end - g.begin;
+      if (g.cached) {
+        ServeKeys(options, g.ref, g.handle, group_keys, group_size);
+      } else if (io == nullptr) {
+        BlockContents contents;
+        Status s = ReadBlock(file_.get(), file_size_, options_.file_name, g.handle,
+                             options.verify_checksums, &contents);
+        if (s.ok()) {
+          InstallBlock(options, g.handle, std::move(contents), &g.ref);
+          ServeKeys(options, g.ref, g.handle, group_keys, group_size);
+        } else {
+          for (size_t k = 0; k < group_size; k++) group_keys[k]->status = s;
+        }
+      } else {
+        MissedBlock& m = missed.emplace_back();
+        m.handle = g.handle;
+        m.keys.assign(group_keys, group_keys + group_size);
+      }
+      g.ref.Reset();
     }
     pending = 0;
   };
@@ -153,29 +181,14 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
            cmp->Compare(candidates[j]->lkey.internal_key(), index.key()) <= 0) {
       j++;
     }
-    BlockRef ref;
-    if (LookupCachedBlock(handle, &pipeline_refs[pending])) {
-      __builtin_prefetch(pipeline_refs[pending].get());
-      pipeline[pending] = CachedGroup{handle, i, j};
-      if (++pending == kPipeline) serve_pending();
-    } else if (io == nullptr) {
-      BlockContents contents;
-      Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle,
-                           options.verify_checksums, &contents);
-      if (s.ok()) {
-        InstallBlock(options, handle, std::move(contents), &ref);
-        ServeKeys(options, ref, handle, &candidates[i], j - i);
-      } else {
-        for (size_t k = i; k < j; k++) candidates[k]->status = s;
-      }
-    } else {
-      MissedBlock& m = missed.emplace_back();
-      m.handle = handle;
-      m.keys.assign(&candidates[i], &candidates[j]);
-    }
+    Group& g = window[pending];
+    g.handle = handle;
+    g.begin = i;
+    g.end = j;
+    if (++pending == kWindow) run_window();
     i = j;
   }
-  serve_pending();
+  run_window();
   // One coroutine per missing block: each block is decoded and serves its keys as soon as
   // it arrives, while the file's other reads are still in flight.
   for (MissedBlock& m : missed) io->Spawn(ReadMissedBlock(options, std::move(m), io));

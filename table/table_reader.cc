@@ -260,6 +260,14 @@ bool TableReader::LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) co
   return true;
 }
 
+void TableReader::PrefetchCachedBlock(const BlockHandle& handle) const {
+  Cache* cache = options_.block_cache.get();
+  if (cache == nullptr) return;
+  char key[kCacheKeySize];
+  CacheKey(handle, key);
+  cache->Prefetch(Slice(key, sizeof(key)));
+}
+
 void TableReader::CacheKey(const BlockHandle& handle, char* key) const {
   EncodeFixed64(key, cache_id_);
   EncodeFixed64(key + 8, handle.offset());

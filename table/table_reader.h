@@ -179,6 +179,8 @@ class TableReader {
   [[nodiscard]] Status ReadFilter();
   // The block cache key of a data block: cache id, then offset.
   void CacheKey(const BlockHandle& handle, char* key) const;
+  // Hints the block cache that LookupCachedBlock(handle) follows soon.
+  void PrefetchCachedBlock(const BlockHandle& handle) const;
   // True (and *ref set) when the block is in the block cache. REQUIRES: *ref is empty.
   bool LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) const;
   // Makes contents, read from handle, the block in *ref, inserting it into the cache when

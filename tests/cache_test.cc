@@ -92,6 +92,17 @@ TEST_P(CacheTest, HitAndMiss) {
   EXPECT_EQ(cache_->GetUsage(), 2u);
 }
 
+TEST_P(CacheTest, PrefetchChangesNothing) {
+  Insert(100, 101);
+  const size_t usage = cache_->GetUsage();
+  for (int k : {100, 200}) cache_->Prefetch(Key(k));
+  cache_->Prefetch(Slice());
+  EXPECT_EQ(cache_->GetUsage(), usage);
+  EXPECT_EQ(Lookup(100), 101);
+  EXPECT_EQ(Lookup(200), -1);
+  EXPECT_TRUE(deleted_.empty());
+}
+
 TEST_P(CacheTest, EraseAndPinnedEntriesOutliveErase) {
   Insert(1, 10);
   cache_->Erase(Key(1));
@@ -350,6 +361,7 @@ TEST(ClockCacheTest, CollidingPathsInATinyTable) {
       inserted++;
       model[k] = i;
     } else {
+      if (rnd.OneIn(2)) cache->Prefetch(Key(k));  // a hint: changes nothing the model sees
       Cache::Handle* h = cache->Lookup(Key(k));
       auto it = model.find(k);
       if (h != nullptr) {

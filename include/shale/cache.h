@@ -42,6 +42,10 @@ class Cache {
                                       Handle** handle = nullptr) = 0;
   // A pinned entry for key, or null.
   virtual Handle* Lookup(const Slice& key) = 0;
+  // A hint that Lookup(key) follows soon: the cache may start loading the memory that lookup
+  // reads, so that several lookups' cache misses overlap. Changes nothing; does nothing by
+  // default.
+  virtual void Prefetch(const Slice& key) { (void)key; }
   // Adds one more pin to an entry already pinned by handle (Release once per pin).
   virtual void Ref(Handle* handle) = 0;
   virtual void Release(Handle* handle) = 0;
