@@ -129,6 +129,9 @@ bool MemTable::MayContain(const Slice& user_key) const {
 
 bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
   PerfCount(&PerfContext::get_from_memtable_count);
+  // An empty memtable (as after a reopen) answers without touching its bloom filter. An entry
+  // a reader's sequence covers was counted before that sequence was published.
+  if (num_entries() == 0) return false;
   if (bloom_ != nullptr) {
     if (!bloom_->MayContain(Hash64(key.user_key()))) {
       PerfCount(&PerfContext::bloom_memtable_miss_count);

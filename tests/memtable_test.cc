@@ -15,6 +15,7 @@
 #include "memtable/skiplist.h"
 #include "shale/comparator.h"
 #include "shale/merge_operator.h"
+#include "shale/perf_context.h"
 #include "shale/pinnable_slice.h"
 #include "src/base/get_context.h"
 #include "src/util/coding.h"
@@ -227,6 +228,24 @@ TEST_F(MemTableTest, BloomNeverHidesAnEntryAndSkipsMostAbsentKeys) {
       EXPECT_GT(skipped, 4800);  // about 1% false positives at ~100 bits per key
     }
   }
+}
+
+TEST_F(MemTableTest, EmptyMemtableAnswersWithoutItsBloomFilter) {
+  mem_->Unref();
+  mem_ = new MemTable(icmp_, Arena::kBlockSize, size_t{64} << 10);
+  mem_->Ref();
+  SetPerfLevel(PerfLevel::kEnableCount);
+  get_perf_context()->Reset();
+  EXPECT_EQ(Get("a", kMaxSequenceNumber), "NOT_FOUND");
+  EXPECT_EQ(get_perf_context()->bloom_memtable_miss_count, 0u);
+  EXPECT_EQ(get_perf_context()->bloom_memtable_hit_count, 0u);
+  mem_->Add(1, kTypeValue, "a", "a1");
+  EXPECT_EQ(Get("a", kMaxSequenceNumber), "a1");
+  EXPECT_EQ(Get("b", kMaxSequenceNumber), "NOT_FOUND");
+  EXPECT_EQ(
+      get_perf_context()->bloom_memtable_hit_count + get_perf_context()->bloom_memtable_miss_count,
+      2u);
+  SetPerfLevel(PerfLevel::kDisable);
 }
 
 TEST_F(MemTableTest, VisibilityBySequence) {
