@@ -121,7 +121,8 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
 void DBModelTest::CheckIterator(Random* rnd, const Model& model, const Snapshot* snap) {
   ReadOptions ro;
   ro.snapshot = snap;
-  std::unique_ptr<Iterator> it = db_->NewIterator(ro);
+  std::unique_ptr<Iterator> it =
+      rnd->OneIn(2) ? db_->NewIterator(ro, db_->DefaultColumnFamily()) : db_->NewIterator(ro);
   std::optional<Model::const_iterator> pos;  // model position; nullopt = invalid
   auto check = [&](const char* op) {
     bool model_valid = pos.has_value() && *pos != model.end();
@@ -222,17 +223,19 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   for (int op = 0; op < ops; op++) {
     const uint64_t kind = rnd.Uniform(100);
     const std::string key = RandomKey(&rnd);
+    // Half of the calls name the default column family by its handle: the same keyspace.
+    ColumnFamilyHandle* cf = rnd.OneIn(2) ? db_->DefaultColumnFamily() : nullptr;
     if (kind < 30) {
       std::string value = RandomValue(&rnd, "v" + std::to_string(op));
-      Status ps = db_->Put(wo, key, value);
+      Status ps = cf != nullptr ? db_->Put(wo, cf, key, value) : db_->Put(wo, key, value);
       ASSERT_TRUE(ps.ok()) << ps.ToString();
       model[key] = value;
     } else if (kind < 40) {
-      ASSERT_TRUE(db_->Delete(wo, key).ok());
+      ASSERT_TRUE((cf != nullptr ? db_->Delete(wo, cf, key) : db_->Delete(wo, key)).ok());
       model.erase(key);
     } else if (kind < 50) {
       std::string operand = RandomValue(&rnd, "m" + std::to_string(op));
-      Status s = db_->Merge(wo, key, operand);
+      Status s = cf != nullptr ? db_->Merge(wo, cf, key, operand) : db_->Merge(wo, key, operand);
       if (set.merge_operator) {
         ASSERT_TRUE(s.ok()) << s.ToString();
         ApplyMerge(&model, key, operand);
@@ -247,15 +250,15 @@ void DBModelTest::Run(uint64_t seed, int ops) {
         std::string k = RandomKey(&rnd);
         switch (rnd.Uniform(set.merge_operator ? 3 : 2)) {
           case 0:
-            ASSERT_TRUE(batch.Put(k, "b" + std::to_string(op) + "." + std::to_string(i)).ok());
+            ASSERT_TRUE(batch.Put(cf, k, "b" + std::to_string(op) + "." + std::to_string(i)).ok());
             next[k] = "b" + std::to_string(op) + "." + std::to_string(i);
             break;
           case 1:
-            ASSERT_TRUE(batch.Delete(k).ok());
+            ASSERT_TRUE(batch.Delete(cf, k).ok());
             next.erase(k);
             break;
           case 2:
-            ASSERT_TRUE(batch.Merge(k, "bm" + std::to_string(i)).ok());
+            ASSERT_TRUE(batch.Merge(cf, k, "bm" + std::to_string(i)).ok());
             ApplyMerge(&next, k, "bm" + std::to_string(i));
             break;
         }
@@ -263,7 +266,14 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       ASSERT_TRUE(db_->Write(wo, &batch).ok());
       model = std::move(next);
     } else if (kind < 74) {
-      ASSERT_EQ(Get(key), ModelGet(model, key)) << "op " << op;
+      if (cf != nullptr) {
+        std::string v;
+        Status gs = db_->Get(ReadOptions(), cf, key, &v);
+        ASSERT_TRUE(gs.ok() || gs.IsNotFound()) << gs.ToString();
+        ASSERT_EQ(gs.ok() ? v : "NOT_FOUND", ModelGet(model, key)) << "op " << op;
+      } else {
+        ASSERT_EQ(Get(key), ModelGet(model, key)) << "op " << op;
+      }
     } else if (kind < 78) {
       // Merge operands, oldest first (a base value is the first), against the model's value,
       // whose operands are joined by ','. Sometimes with too little room (Incomplete).
@@ -276,7 +286,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       gmo.expected_max_number_of_operands = rnd.OneIn(5) ? 1 : 64;
       std::vector<PinnableSlice> ops(64);
       int n = -1;
-      Status gs = db_->GetMergeOperands(ro, key, ops.data(), &gmo, &n);
+      Status gs = cf != nullptr ? db_->GetMergeOperands(ro, cf, key, ops.data(), &gmo, &n)
+                                : db_->GetMergeOperands(ro, key, ops.data(), &gmo, &n);
       if (expect == "NOT_FOUND") {
         ASSERT_TRUE(gs.IsNotFound()) << gs.ToString() << " op " << op;
       } else {
@@ -319,7 +330,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
         expect = &snap.model;
       }
       std::vector<std::string> values;
-      std::vector<Status> statuses = db_->MultiGet(ro, keys, &values);
+      std::vector<Status> statuses =
+          cf != nullptr
+              ? db_->MultiGet(ro, std::vector<ColumnFamilyHandle*>(keys.size(), cf), keys, &values)
+              : db_->MultiGet(ro, keys, &values);
       for (int i = 0; i < n; i++) {
         ASSERT_TRUE(statuses[i].ok() || statuses[i].IsNotFound()) << statuses[i].ToString();
         std::string got = statuses[i].IsNotFound() ? "NOT_FOUND" : values[i];

@@ -69,6 +69,28 @@ TEST_F(ShaleLdbTest, ReadsAndWritesTheDb) {
   EXPECT_NE(r.output.find("edits"), std::string::npos) << r.output;
 }
 
+TEST_F(ShaleLdbTest, ColumnFamilies) {
+  Open();
+  ASSERT_TRUE(Put("k", "v").ok());
+  Close();
+  RunResult r = Ldb("list_column_families");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "default\n");
+  r = Ldb("--column_family=default get k");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "v\n");
+  EXPECT_EQ(Ldb("--column_family=default put k2 v2").exit_code, 0);
+  EXPECT_EQ(Ldb("--column_family=default scan").output, "k ==> v\nk2 ==> v2\n");
+  // A family the DB does not hold fails the open, naming it; nothing is written.
+  r = Ldb("--column_family=lock put k3 v3");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("lock"), std::string::npos) << r.output;
+  EXPECT_EQ(Ldb("get k3").exit_code, 1);
+  r = RunCommand(std::string(SHALE_LDB) + " --db=" + dbname_ + "/nope list_column_families");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(Ldb("list_column_families extra").exit_code, 2);
+}
+
 TEST_F(ShaleLdbTest, DumpWalShowsEveryRecord) {
   options_.merge_operator = MergeOperators::CreateStringAppendOperator();
   Open();

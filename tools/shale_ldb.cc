@@ -13,8 +13,11 @@
 //   verify                  reads every table, WAL and MANIFEST of the directory with its
 //                           checksums checked; prints one line per file
 //   stats                   prints shale.stats
+//   list_column_families    prints the DB's column families
 //
 // --hex prints keys and values in hex and reads KEY/VALUE arguments as hex ("0x..." or plain).
+// --column_family=NAME makes get, put, delete, scan and stats act on that family (default:
+// "default"); a family the DB does not hold fails the open.
 // --merge_operator=StringAppendOperator|uint64add reads keys that hold merge operands.
 // Exit status: 0 success, 1 the command failed (missing or damaged DB, key not found: the
 // message says which), 2 bad usage.
@@ -41,15 +44,17 @@ namespace shale {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: shale_ldb --db=DIR [--hex] [--merge_operator=NAME] COMMAND [ARGS]\n"
+    "usage: shale_ldb --db=DIR [--hex] [--merge_operator=NAME] [--column_family=NAME]\n"
+    "                 COMMAND [ARGS]\n"
     "commands: get KEY | put KEY VALUE | delete KEY |\n"
     "          scan [--from=K] [--to=K] [--limit=N] | dump_wal [--walfile=F] |\n"
-    "          manifest_dump [--path=F] | verify | stats\n";
+    "          manifest_dump [--path=F] | verify | stats | list_column_families\n";
 
 struct Args {
   std::string db;
   bool hex = false;
   std::string from, to, walfile, path, merge_operator;
+  std::string column_family = kDefaultColumnFamilyName;
   bool has_from = false, has_to = false;
   int64_t limit = -1;
   std::vector<std::string> positional;  // command, then its arguments
@@ -127,6 +132,9 @@ bool Parse(int argc, char** argv, Args* a, std::string* why) {
     } else if (name == "merge_operator") {
       if (!need_value()) return false;
       a->merge_operator = value;
+    } else if (name == "column_family") {
+      if (!need_value()) return false;
+      a->column_family = value;
     } else if (name == "path") {
       if (!need_value()) return false;
       a->path = value;
@@ -155,6 +163,23 @@ class BatchPrinter : public WriteBatch::Handler {
   }
   Status Merge(const Slice& key, const Slice& operand) override {
     std::printf(" MERGE(%s) : %s", Show(key, hex_).c_str(), Show(operand, hex_).c_str());
+    return Status::OK();
+  }
+  // Records of another family than the default one name it.
+  Status PutCF(uint32_t family, const Slice& key, const Slice& value) override {
+    if (family == 0) return Put(key, value);
+    std::printf(" PUT(cf %u, %s) : %s", family, Show(key, hex_).c_str(), Show(value, hex_).c_str());
+    return Status::OK();
+  }
+  Status DeleteCF(uint32_t family, const Slice& key) override {
+    if (family == 0) return Delete(key);
+    std::printf(" DELETE(cf %u, %s)", family, Show(key, hex_).c_str());
+    return Status::OK();
+  }
+  Status MergeCF(uint32_t family, const Slice& key, const Slice& operand) override {
+    if (family == 0) return Merge(key, operand);
+    std::printf(" MERGE(cf %u, %s) : %s", family, Show(key, hex_).c_str(),
+                Show(operand, hex_).c_str());
     return Status::OK();
   }
 
@@ -305,6 +330,7 @@ int Run(const Args& a) {
       {"dump_wal", 0, "dump_wal takes no arguments"},
       {"manifest_dump", 0, "manifest_dump takes no arguments"},
       {"verify", 0, "verify takes no arguments"},
+      {"list_column_families", 0, "list_column_families takes no arguments"},
   };
   const Command* command = nullptr;
   for (const Command& c : kCommands) {
@@ -357,6 +383,13 @@ int Run(const Args& a) {
     if (!s.ok()) return Fail(a.db, s);
     return Verify(fs.get(), a.db);
   }
+  if (cmd == "list_column_families") {
+    std::vector<std::string> names;
+    Status s = DB::ListColumnFamilies(DBOptions(), a.db, &names);
+    if (!s.ok()) return Fail(a.db, s);
+    for (const std::string& n : names) std::printf("%s\n", n.c_str());
+    return 0;
+  }
 
   Options options;
   options.create_if_missing = false;
@@ -367,13 +400,20 @@ int Run(const Args& a) {
     if (options.merge_operator == nullptr) return Usage("unknown --merge_operator");
   }
   std::unique_ptr<DB> db;
-  Status s = DB::Open(options, a.db, &db);
+  std::vector<ColumnFamilyDescriptor> families = {
+      ColumnFamilyDescriptor(kDefaultColumnFamilyName, options)};
+  if (a.column_family != kDefaultColumnFamilyName) {
+    families.emplace_back(a.column_family, options);
+  }
+  std::vector<std::unique_ptr<ColumnFamilyHandle>> handles;
+  Status s = DB::Open(options, a.db, families, &handles, &db);
   if (!s.ok()) return Fail("open " + a.db, s);
+  ColumnFamilyHandle* cf = handles.back().get();
 
   if (cmd == "get") {
     std::string key, value;
     if (!arg(0, &key)) return Usage("KEY is not hex");
-    s = db->Get(ReadOptions(), key, &value);
+    s = db->Get(ReadOptions(), cf, key, &value);
     if (s.IsNotFound()) {
       std::fprintf(stderr, "shale_ldb: key not found\n");
       return 1;
@@ -385,7 +425,7 @@ int Run(const Args& a) {
     if (!arg(0, &key) || !arg(1, &value)) return Usage("KEY or VALUE is not hex");
     WriteOptions wo;
     wo.sync = true;
-    s = db->Put(wo, key, value);
+    s = db->Put(wo, cf, key, value);
     if (!s.ok()) return Fail("put", s);
     std::printf("OK\n");
   } else if (cmd == "delete") {
@@ -393,7 +433,7 @@ int Run(const Args& a) {
     if (!arg(0, &key)) return Usage("KEY is not hex");
     WriteOptions wo;
     wo.sync = true;
-    s = db->Delete(wo, key);
+    s = db->Delete(wo, cf, key);
     if (!s.ok()) return Fail("delete", s);
     std::printf("OK\n");
   } else if (cmd == "scan") {
@@ -401,7 +441,7 @@ int Run(const Args& a) {
     if (a.hex && ((a.has_from && !FromHex(a.from, &from)) || (a.has_to && !FromHex(a.to, &to)))) {
       return Usage("--from or --to is not hex");
     }
-    std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+    std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions(), cf);
     int64_t n = 0;
     for (a.has_from ? it->Seek(from) : it->SeekToFirst(); it->Valid(); it->Next()) {
       if (a.has_to && it->key().compare(Slice(to)) >= 0) break;
@@ -412,7 +452,7 @@ int Run(const Args& a) {
     if (!it->status().ok()) return Fail("scan", it->status());
   } else if (cmd == "stats") {
     std::string stats;
-    if (!db->GetProperty("shale.stats", &stats)) return Fail("stats", Status::NotSupported(""));
+    if (!db->GetProperty(cf, "shale.stats", &stats)) return Fail("stats", Status::NotSupported(""));
     std::printf("%s\n", stats.c_str());
   }
   s = db->Close();

@@ -14,6 +14,8 @@
 //   - Aborted: the DB was closed; every call after Close() returns this.
 //   - IOError after a failed WAL write or sync: the DB is read-only until Resume() or reopen.
 //   - NotSupported: a feature this build does not provide.
+//   - InvalidArgument for a column family handle that is null where one is required, belongs to
+//     another DB, or names a family this DB does not hold.
 //
 // Thread safety: all methods may be called concurrently from any thread, except that Close()
 // and destruction must not race with other calls.
@@ -31,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "shale/column_family.h"
 #include "shale/iterator.h"
 #include "shale/options.h"
 #include "shale/pinnable_slice.h"
@@ -57,6 +60,17 @@ class DB {
 
   // Opens (or with create_if_missing creates) the DB in directory path.
   static Status Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db);
+  // Opens the DB with the families column_families names, each with its options, and returns
+  // one handle per descriptor in the same order. InvalidArgument when the list leaves out the
+  // default family, names one twice, or names a family the DB does not hold.
+  static Status Open(const DBOptions& db_options, const std::string& path,
+                     const std::vector<ColumnFamilyDescriptor>& column_families,
+                     std::vector<std::unique_ptr<ColumnFamilyHandle>>* handles,
+                     std::unique_ptr<DB>* db);
+  // The names of the families of the (closed or open) DB in path; NotFound when path holds no
+  // DB.
+  static Status ListColumnFamilies(const DBOptions& db_options, const std::string& path,
+                                   std::vector<std::string>* column_families);
 
   DB() = default;
   DB(const DB&) = delete;
@@ -64,9 +78,32 @@ class DB {
   // Closes the DB if Close() was not called (errors are then dropped).
   virtual ~DB() = default;
 
+  // ---- Column families ----
+  // The default family's handle, owned by the DB.
+  virtual ColumnFamilyHandle* DefaultColumnFamily() const = 0;
+  // Creates a family; NotSupported in this build (see shale/column_family.h).
+  virtual Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
+                                    std::unique_ptr<ColumnFamilyHandle>* handle) = 0;
+  Status CreateColumnFamilies(const std::vector<ColumnFamilyDescriptor>& column_families,
+                              std::vector<std::unique_ptr<ColumnFamilyHandle>>* handles);
+  // Drops a family. InvalidArgument for the default family, which cannot be dropped.
+  virtual Status DropColumnFamily(ColumnFamilyHandle* column_family) = 0;
+  Status DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& column_families);
+  // Destroys a handle Open or CreateColumnFamily returned (as resetting it does), after
+  // checking it is one of this DB's. InvalidArgument (the handle is destroyed all the same)
+  // for another DB's.
+  virtual Status DestroyColumnFamilyHandle(std::unique_ptr<ColumnFamilyHandle> column_family) = 0;
+
   virtual Status Put(const WriteOptions& options, const Slice& key, const Slice& value) = 0;
   virtual Status Delete(const WriteOptions& options, const Slice& key) = 0;
   virtual Status Merge(const WriteOptions& options, const Slice& key, const Slice& operand) = 0;
+  // The same in one family.
+  virtual Status Put(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                     const Slice& key, const Slice& value) = 0;
+  virtual Status Delete(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                        const Slice& key) = 0;
+  virtual Status Merge(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                       const Slice& key, const Slice& operand) = 0;
   // Applies batch atomically. The batch is not modified.
   virtual Status Write(const WriteOptions& options, WriteBatch* batch) = 0;
 
@@ -74,6 +111,10 @@ class DB {
   // value (no copy) until value->Reset().
   virtual Status Get(const ReadOptions& options, const Slice& key, PinnableSlice* value) = 0;
   Status Get(const ReadOptions& options, const Slice& key, std::string* value);
+  virtual Status Get(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                     const Slice& key, PinnableSlice* value) = 0;
+  Status Get(const ReadOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
+             std::string* value);
 
   // Looks up n keys at once; statuses[i] and values[i] answer keys[i]. sorted_input says keys
   // are already in comparator order.
@@ -81,6 +122,14 @@ class DB {
                         PinnableSlice* values, Status* statuses, bool sorted_input = false) = 0;
   std::vector<Status> MultiGet(const ReadOptions& options, const std::vector<Slice>& keys,
                                std::vector<std::string>* values);
+  // All n keys in one family.
+  virtual void MultiGet(const ReadOptions& options, ColumnFamilyHandle* column_family, size_t n,
+                        const Slice* keys, PinnableSlice* values, Status* statuses,
+                        bool sorted_input = false) = 0;
+  // keys[i] in column_families[i] (the two vectors are as long); one snapshot for all.
+  std::vector<Status> MultiGet(const ReadOptions& options,
+                               const std::vector<ColumnFamilyHandle*>& column_families,
+                               const std::vector<Slice>& keys, std::vector<std::string>* values);
 
   // The merge operands of key, oldest first, in operands[0..*number_of_operands); a base value
   // counts as the first operand. Incomplete (with *number_of_operands = the count needed) when
@@ -88,8 +137,19 @@ class DB {
   virtual Status GetMergeOperands(const ReadOptions& options, const Slice& key,
                                   PinnableSlice* operands, GetMergeOperandsOptions* opts,
                                   int* number_of_operands) = 0;
+  virtual Status GetMergeOperands(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                                  const Slice& key, PinnableSlice* operands,
+                                  GetMergeOperandsOptions* opts, int* number_of_operands) = 0;
 
   virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
+  // An iterator over one family (an iterator with an error status for a bad handle).
+  virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options,
+                                                ColumnFamilyHandle* column_family) = 0;
+  // One iterator per family, all reading at one sequence (options.snapshot's, or the latest
+  // when the call starts).
+  virtual Status NewIterators(const ReadOptions& options,
+                              const std::vector<ColumnFamilyHandle*>& column_families,
+                              std::vector<std::unique_ptr<Iterator>>* iterators) = 0;
 
   // The DB owns the snapshot; release it with ReleaseSnapshot before closing the DB. Reads
   // given a released snapshot, or another DB's, return InvalidArgument, and releasing one twice,
@@ -99,6 +159,9 @@ class DB {
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
   virtual Status Flush(const FlushOptions& options) = 0;
+  virtual Status Flush(const FlushOptions& options, ColumnFamilyHandle* column_family) = 0;
+  virtual Status Flush(const FlushOptions& options,
+                       const std::vector<ColumnFamilyHandle*>& column_families) = 0;
   // Compacts the key range [*begin, *end] (null: unbounded) down the levels, each level into the
   // next: L0 into L1 and on down to the deepest level that holds data (with
   // level_compaction_dynamic_level_bytes: L0 into the base level and on down to the last level,
@@ -107,6 +170,8 @@ class DB {
   // background compaction runs while it does. InvalidArgument if begin is after end.
   virtual Status CompactRange(const CompactRangeOptions& options, const Slice* begin,
                               const Slice* end) = 0;
+  virtual Status CompactRange(const CompactRangeOptions& options, ColumnFamilyHandle* column_family,
+                              const Slice* begin, const Slice* end) = 0;
   // Waits until no flush or compaction is pending or running.
   virtual Status WaitForCompact() = 0;
   // Makes every write acknowledged so far durable.
@@ -120,6 +185,9 @@ class DB {
   // "shale.stats", "shale.num-files-at-level<N>", "shale.cur-size-all-mem-tables",
   // "shale.estimate-pending-compaction-bytes", ...
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
+  // A family's property; false also for a bad handle.
+  virtual bool GetProperty(ColumnFamilyHandle* column_family, const Slice& property,
+                           std::string* value) = 0;
 };
 
 // Deletes the DB in path and its files. The DB must not be open.

@@ -5,7 +5,10 @@
 //   record := kTypeValue    varstring(key) varstring(value)
 //           | kTypeDeletion varstring(key)
 //           | kTypeMerge    varstring(key) varstring(operand)
+//           | the same three with a column family id: 0x5 (value), 0x4 (deletion) or
+//             0x6 (merge), then family:varint32, then the fields above
 //   varstring := length:varint32 bytes
+// Records of the default family (id 0) are written without an id.
 //
 // Thread safety: none; a batch belongs to one thread at a time. DB::Write does not modify it.
 #pragma once
@@ -18,6 +21,8 @@
 
 namespace shale {
 
+class ColumnFamilyHandle;
+
 class WriteBatch {
  public:
   // Visits the records of a batch in order.
@@ -27,6 +32,12 @@ class WriteBatch {
     virtual Status Put(const Slice& key, const Slice& value) = 0;
     virtual Status Delete(const Slice& key) = 0;
     virtual Status Merge(const Slice& key, const Slice& operand) = 0;
+    // Every record goes through these, with its family id (0: the default family). By default
+    // the default family's records go to the three above and any other family's are refused
+    // with InvalidArgument, which stops the iteration.
+    virtual Status PutCF(uint32_t column_family_id, const Slice& key, const Slice& value);
+    virtual Status DeleteCF(uint32_t column_family_id, const Slice& key);
+    virtual Status MergeCF(uint32_t column_family_id, const Slice& key, const Slice& operand);
   };
 
   WriteBatch();
@@ -41,6 +52,10 @@ class WriteBatch {
   Status Put(const Slice& key, const Slice& value);
   Status Delete(const Slice& key);
   Status Merge(const Slice& key, const Slice& operand);
+  // The same in a family (null: the default family).
+  Status Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value);
+  Status Delete(ColumnFamilyHandle* column_family, const Slice& key);
+  Status Merge(ColumnFamilyHandle* column_family, const Slice& key, const Slice& operand);
 
   void Clear();
   // Number of records.
@@ -50,12 +65,20 @@ class WriteBatch {
   // The encoded batch (see the format above).
   const std::string& Data() const { return rep_; }
 
-  // Calls handler for each record in order; Corruption if the encoding is malformed.
+  // Calls handler for each record in order; Corruption if the encoding is malformed. Stops at
+  // the first error a handler returns and returns it (the default PutCF, DeleteCF and MergeCF
+  // return InvalidArgument for a family other than the default one).
   Status Iterate(Handler* handler) const;
 
  private:
   friend class WriteBatchInternal;
+  // Appends one record of family id (after the size checks). type: kTypeValue, kTypeDeletion
+  // or kTypeMerge.
+  Status Add(uint8_t type, uint32_t column_family_id, const Slice& key, const Slice* value);
+
   std::string rep_;
+  // Some record names a family other than the default one.
+  bool has_column_family_records_ = false;
 };
 
 }  // namespace shale

@@ -25,6 +25,7 @@ DBImpl::DBImpl(const Options& options, std::string dbname)
       fs_(options.file_system ? options.file_system : FileSystem::Default()),
       stats_(options.statistics.get()),
       icmp_(options.comparator),
+      default_family_(NewDefaultFamilyHandle()),
       block_cache_(options.block_cache ? options.block_cache : DefaultBlockCache(options)),
       write_thread_(options.max_write_batch_group_size_bytes,
                     std::chrono::microseconds(options.enable_write_thread_adaptive_yield

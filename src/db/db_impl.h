@@ -77,6 +77,41 @@ class DBImpl final : public DB {
   Status Close() override;
   bool GetProperty(const Slice& property, std::string* value) override;
 
+  // ---- Column families (db_column_family.cc) ----
+  ColumnFamilyHandle* DefaultColumnFamily() const override;
+  Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
+                            std::unique_ptr<ColumnFamilyHandle>* handle) override;
+  Status DropColumnFamily(ColumnFamilyHandle* column_family) override;
+  Status DestroyColumnFamilyHandle(std::unique_ptr<ColumnFamilyHandle> column_family) override;
+  Status Put(const WriteOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
+             const Slice& value) override;
+  Status Delete(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                const Slice& key) override;
+  Status Merge(const WriteOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
+               const Slice& operand) override;
+  Status Get(const ReadOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
+             PinnableSlice* value) override;
+  void MultiGet(const ReadOptions& options, ColumnFamilyHandle* column_family, size_t n,
+                const Slice* keys, PinnableSlice* values, Status* statuses,
+                bool sorted_input) override;
+  Status GetMergeOperands(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                          const Slice& key, PinnableSlice* operands, GetMergeOperandsOptions* opts,
+                          int* number_of_operands) override;
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options,
+                                        ColumnFamilyHandle* column_family) override;
+  Status NewIterators(const ReadOptions& options,
+                      const std::vector<ColumnFamilyHandle*>& column_families,
+                      std::vector<std::unique_ptr<Iterator>>* iterators) override;
+  Status Flush(const FlushOptions& options, ColumnFamilyHandle* column_family) override;
+  Status Flush(const FlushOptions& options,
+               const std::vector<ColumnFamilyHandle*>& column_families) override;
+  Status CompactRange(const CompactRangeOptions& options, ColumnFamilyHandle* column_family,
+                      const Slice* begin, const Slice* end) override;
+  bool GetProperty(ColumnFamilyHandle* column_family, const Slice& property,
+                   std::string* value) override;
+  // A new handle of the default family, for DB::Open's caller.
+  std::unique_ptr<ColumnFamilyHandle> NewDefaultFamilyHandle() const;
+
   // Open-time work (db_open.cc). REQUIRES: called once, before the DB is shared.
   Status OpenImpl();
 
@@ -206,6 +241,9 @@ class DBImpl final : public DB {
   // snapshot of another DB.
   Status ReadSequence(const ReadOptions& options, SequenceNumber* seq) const;
   Status CheckOpen() const;
+  // OK when column_family is a handle of this DB naming a family it holds; InvalidArgument
+  // otherwise (null, another DB's, an unknown family).
+  Status CheckFamily(const ColumnFamilyHandle* column_family) const;
   // Reads key at seq from sv, which the caller loaded before it read seq (see Get).
   Status GetImpl(const ReadOptions& options, const SuperVersion& sv, SequenceNumber seq,
                  const Slice& key, PinnableSlice* value);
@@ -261,6 +299,8 @@ class DBImpl final : public DB {
   const std::shared_ptr<FileSystem> fs_;
   Statistics* const stats_;
   const InternalKeyComparator icmp_;
+  // DefaultColumnFamily(): made by the constructor.
+  std::unique_ptr<ColumnFamilyHandle> default_family_;
 
   std::string async_path_;  // set by Open: "io_uring", or "sync (why)"
   std::unique_ptr<FileLock> db_lock_;

@@ -23,6 +23,7 @@
 // memtable is flushed) are synced, so that their unsynced tails cannot be lost in a later crash
 // that keeps newer synced writes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <random>
@@ -164,6 +165,13 @@ log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, LogLink* lin
     WriteBatch batch;
     s = WriteBatchInternal::SetContents(&batch, record);
     if (s.ok()) s = WriteBatchInternal::Validate(&batch);
+    if (s.IsInvalidArgument()) {
+      // A well-formed record of a column family this DB does not hold: not damage, and not
+      // something any recovery mode may drop (later records would go with it). Open fails.
+      *problem = Status::InvalidArgument(
+          fmt::format("{}: offset {}", name, reader.last_record_offset()), s.ToString());
+      return log::Reader::End::kIOError;
+    }
     if (!s.ok()) return corrupt(s.ToString());
     const uint32_t count = batch.Count();
     if (count == 0) {
@@ -205,6 +213,53 @@ Status DB::Open(const Options& options, const std::string& path, std::unique_ptr
   s = impl->OpenImpl();
   if (s.ok()) *db = std::move(impl);
   return s;
+}
+
+Status DB::Open(const DBOptions& db_options, const std::string& path,
+                const std::vector<ColumnFamilyDescriptor>& column_families,
+                std::vector<std::unique_ptr<ColumnFamilyHandle>>* handles,
+                std::unique_ptr<DB>* db) {
+  handles->clear();
+  db->reset();
+  std::set<std::string> names;
+  const ColumnFamilyDescriptor* default_family = nullptr;
+  std::vector<std::string> unknown;
+  for (const ColumnFamilyDescriptor& d : column_families) {
+    if (!names.insert(d.name).second) {
+      return Status::InvalidArgument("column family named twice", d.name);
+    }
+    if (d.name == kDefaultColumnFamilyName) {
+      default_family = &d;
+    } else {
+      unknown.push_back(d.name);
+    }
+  }
+  if (default_family == nullptr) {
+    return Status::InvalidArgument("the column families to open leave out the default family");
+  }
+  // The DB holds the default family only (shale/column_family.h).
+  if (!unknown.empty()) {
+    return Status::InvalidArgument("column families not found",
+                                   fmt::format("{}", fmt::join(unknown, ", ")));
+  }
+  Status s = Open(Options(db_options, default_family->options), path, db);
+  if (!s.ok()) return s;
+  const auto* impl = static_cast<const DBImpl*>(db->get());
+  for (size_t i = 0; i < column_families.size(); i++)
+    handles->push_back(impl->NewDefaultFamilyHandle());
+  return Status::OK();
+}
+
+Status DB::ListColumnFamilies(const DBOptions& db_options, const std::string& path,
+                              std::vector<std::string>* column_families) {
+  column_families->clear();
+  const std::shared_ptr<FileSystem> fs =
+      db_options.file_system ? db_options.file_system : FileSystem::Default();
+  Status s = fs->FileExists(CurrentFileName(path));
+  if (s.IsNotFound()) return Status::NotFound(path, "holds no DB (no CURRENT file)");
+  if (!s.ok()) return s;
+  column_families->push_back(kDefaultColumnFamilyName);
+  return Status::OK();
 }
 
 Status DBImpl::OpenImpl() {

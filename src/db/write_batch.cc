@@ -3,18 +3,36 @@
 //   record    := kTypeValue:u8    varstring(key) varstring(value)
 //              | kTypeDeletion:u8 varstring(key)
 //              | kTypeMerge:u8    varstring(key) varstring(operand)
+//              | 0x5:u8 family:varint32 varstring(key) varstring(value)     (a family's value)
+//              | 0x4:u8 family:varint32 varstring(key)                      (its deletion)
+//              | 0x6:u8 family:varint32 varstring(key) varstring(operand)   (its merge)
 //   varstring := length:varint32 bytes
-// The type bytes are the ValueType values of src/base/dbformat.h. Record i of a batch written at
-// sequence s gets sequence s + i.
+// The first three type bytes are the ValueType values of src/base/dbformat.h; the family forms
+// are RocksDB's bytes. The default family (id 0) is always written without an id. Record i of
+// a batch written at sequence s gets sequence s + i.
 #include "shale/write_batch.h"
 
 #include "memtable/memtable.h"
+#include "shale/column_family.h"
 #include "shale/db.h"
 #include "src/db/write_batch_internal.h"
 #include "src/util/coding.h"
 
 namespace shale {
 namespace {
+
+// Batch type bytes of records that carry a column family id.
+constexpr uint8_t kBatchFamilyDeletion = 0x4;
+constexpr uint8_t kBatchFamilyValue = 0x5;
+constexpr uint8_t kBatchFamilyMerge = 0x6;
+
+Status UnknownFamily(uint32_t id) {
+  return Status::InvalidArgument("column family " + std::to_string(id) + " does not exist");
+}
+
+uint32_t FamilyId(ColumnFamilyHandle* column_family) {
+  return column_family == nullptr ? 0 : column_family->GetID();
+}
 
 Status CheckSizes(const Slice& key, const Slice* value) {
   if (key.size() > DB::kMaxKeySize) {
@@ -27,10 +45,25 @@ Status CheckSizes(const Slice& key, const Slice* value) {
 }
 
 // Decodes one record from *input. Corruption on malformed bytes.
-Status ReadRecord(Slice* input, ValueType* type, Slice* key, Slice* value) {
+Status ReadRecord(Slice* input, ValueType* type, uint32_t* family, Slice* key, Slice* value) {
   if (input->empty()) return Status::Corruption("write batch: truncated record");
   uint8_t t = static_cast<uint8_t>((*input)[0]);
   input->remove_prefix(1);
+  *family = 0;
+  switch (t) {
+    case kBatchFamilyValue:
+    case kBatchFamilyDeletion:
+    case kBatchFamilyMerge:
+      if (!GetVarint32(input, family)) {
+        return Status::Corruption("write batch: bad column family id");
+      }
+      t = t == kBatchFamilyValue      ? kTypeValue
+          : t == kBatchFamilyDeletion ? kTypeDeletion
+                                      : kTypeMerge;
+      break;
+    default:
+      break;
+  }
   switch (t) {
     case kTypeValue:
     case kTypeMerge:
@@ -55,13 +88,15 @@ Status ReadRecord(Slice* input, ValueType* type, Slice* key, Slice* value) {
 
 WriteBatch::WriteBatch() { Clear(); }
 
-WriteBatch::WriteBatch(WriteBatch&& other) noexcept : rep_(std::move(other.rep_)) {
+WriteBatch::WriteBatch(WriteBatch&& other) noexcept
+    : rep_(std::move(other.rep_)), has_column_family_records_(other.has_column_family_records_) {
   other.Clear();  // the header fits the string's inline buffer: no allocation
 }
 
 WriteBatch& WriteBatch::operator=(WriteBatch&& other) noexcept {
   if (this != &other) {
     rep_ = std::move(other.rep_);
+    has_column_family_records_ = other.has_column_family_records_;
     other.Clear();
   }
   return *this;
@@ -70,37 +105,67 @@ WriteBatch& WriteBatch::operator=(WriteBatch&& other) noexcept {
 void WriteBatch::Clear() {
   rep_.clear();
   rep_.resize(WriteBatchInternal::kHeader, '\0');
+  has_column_family_records_ = false;
 }
 
 uint32_t WriteBatch::Count() const { return WriteBatchInternal::Count(this); }
 
-Status WriteBatch::Put(const Slice& key, const Slice& value) {
-  Status s = CheckSizes(key, &value);
+Status WriteBatch::Add(uint8_t type, uint32_t column_family_id, const Slice& key,
+                       const Slice* value) {
+  Status s = CheckSizes(key, value);
   if (!s.ok()) return s;
   WriteBatchInternal::SetCount(this, Count() + 1);
-  rep_.push_back(static_cast<char>(kTypeValue));
+  if (column_family_id == 0) {
+    rep_.push_back(static_cast<char>(type));
+  } else {
+    rep_.push_back(static_cast<char>(type == kTypeValue      ? kBatchFamilyValue
+                                     : type == kTypeDeletion ? kBatchFamilyDeletion
+                                                             : kBatchFamilyMerge));
+    PutVarint32(&rep_, column_family_id);
+    has_column_family_records_ = true;
+  }
   PutLengthPrefixedSlice(&rep_, key);
-  PutLengthPrefixedSlice(&rep_, value);
+  if (value != nullptr) PutLengthPrefixedSlice(&rep_, *value);
   return Status::OK();
 }
 
-Status WriteBatch::Delete(const Slice& key) {
-  Status s = CheckSizes(key, nullptr);
-  if (!s.ok()) return s;
-  WriteBatchInternal::SetCount(this, Count() + 1);
-  rep_.push_back(static_cast<char>(kTypeDeletion));
-  PutLengthPrefixedSlice(&rep_, key);
-  return Status::OK();
+Status WriteBatch::Put(const Slice& key, const Slice& value) {
+  return Add(kTypeValue, 0, key, &value);
 }
+
+Status WriteBatch::Delete(const Slice& key) { return Add(kTypeDeletion, 0, key, nullptr); }
 
 Status WriteBatch::Merge(const Slice& key, const Slice& operand) {
-  Status s = CheckSizes(key, &operand);
-  if (!s.ok()) return s;
-  WriteBatchInternal::SetCount(this, Count() + 1);
-  rep_.push_back(static_cast<char>(kTypeMerge));
-  PutLengthPrefixedSlice(&rep_, key);
-  PutLengthPrefixedSlice(&rep_, operand);
-  return Status::OK();
+  return Add(kTypeMerge, 0, key, &operand);
+}
+
+Status WriteBatch::Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
+  return Add(kTypeValue, FamilyId(column_family), key, &value);
+}
+
+Status WriteBatch::Delete(ColumnFamilyHandle* column_family, const Slice& key) {
+  return Add(kTypeDeletion, FamilyId(column_family), key, nullptr);
+}
+
+Status WriteBatch::Merge(ColumnFamilyHandle* column_family, const Slice& key,
+                         const Slice& operand) {
+  return Add(kTypeMerge, FamilyId(column_family), key, &operand);
+}
+
+Status WriteBatch::Handler::PutCF(uint32_t column_family_id, const Slice& key, const Slice& value) {
+  if (column_family_id != 0) return UnknownFamily(column_family_id);
+  return Put(key, value);
+}
+
+Status WriteBatch::Handler::DeleteCF(uint32_t column_family_id, const Slice& key) {
+  if (column_family_id != 0) return UnknownFamily(column_family_id);
+  return Delete(key);
+}
+
+Status WriteBatch::Handler::MergeCF(uint32_t column_family_id, const Slice& key,
+                                    const Slice& operand) {
+  if (column_family_id != 0) return UnknownFamily(column_family_id);
+  return Merge(key, operand);
 }
 
 Status WriteBatch::Iterate(Handler* handler) const {
@@ -112,20 +177,21 @@ Status WriteBatch::Iterate(Handler* handler) const {
   uint32_t found = 0;
   while (!input.empty()) {
     ValueType type = kTypeValue;
+    uint32_t family = 0;
     Slice key;
     Slice value;
-    Status s = ReadRecord(&input, &type, &key, &value);
+    Status s = ReadRecord(&input, &type, &family, &key, &value);
     if (!s.ok()) return s;
     found++;
     switch (type) {
       case kTypeValue:
-        s = handler->Put(key, value);
+        s = handler->PutCF(family, key, value);
         break;
       case kTypeDeletion:
-        s = handler->Delete(key);
+        s = handler->DeleteCF(family, key);
         break;
       case kTypeMerge:
-        s = handler->Merge(key, value);
+        s = handler->MergeCF(family, key, value);
         break;
     }
     if (!s.ok()) return s;
@@ -157,11 +223,14 @@ void WriteBatchInternal::SetSequence(WriteBatch* batch, SequenceNumber seq) {
 Status WriteBatchInternal::SetContents(WriteBatch* batch, const Slice& contents) {
   if (contents.size() < kHeader) return Status::Corruption("write batch: shorter than its header");
   batch->rep_.assign(contents.data(), contents.size());
+  // Unknown until the records are read: DB::Write validates such a batch whole.
+  batch->has_column_family_records_ = true;
   return Status::OK();
 }
 
 void WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
   SetCount(dst, Count(dst) + Count(src));
+  dst->has_column_family_records_ |= src->has_column_family_records_;
   dst->rep_.append(src->rep_.data() + kHeader, src->rep_.size() - kHeader);
 }
 
@@ -182,6 +251,11 @@ bool WriteBatchInternal::HasMerge(const WriteBatch* batch) {
     Status Put(const Slice&, const Slice&) override { return Status::OK(); }
     Status Delete(const Slice&) override { return Status::OK(); }
     Status Merge(const Slice&, const Slice&) override { return Status::Aborted("found"); }
+    Status PutCF(uint32_t, const Slice&, const Slice&) override { return Status::OK(); }
+    Status DeleteCF(uint32_t, const Slice&) override { return Status::OK(); }
+    Status MergeCF(uint32_t, const Slice&, const Slice&) override {
+      return Status::Aborted("found");
+    }
   } finder;
   return batch->Iterate(&finder).IsAborted();
 }

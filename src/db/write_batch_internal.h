@@ -32,8 +32,15 @@ class WriteBatchInternal {
   static void Append(WriteBatch* dst, const WriteBatch* src);
 
   // Checks the encoding fully: every record well formed, known type, and the record count
-  // equal to the header's. Corruption otherwise.
+  // equal to the header's (Corruption otherwise), and that every record is of the default
+  // family (InvalidArgument naming the first other family otherwise).
   static Status Validate(const WriteBatch* batch);
+
+  // True if a record of the batch may name a family other than the default one: one added
+  // through the API does, or the contents were set from bytes (SetContents).
+  static bool HasColumnFamilyRecords(const WriteBatch* batch) {
+    return batch->has_column_family_records_;
+  }
 
   // True if the batch holds a Merge record (on a malformed batch: one before the damage).
   static bool HasMerge(const WriteBatch* batch);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shale/column_family.h"
 #include "shale/comparator.h"
 #include "shale/write_batch.h"
 #include "src/base/dbformat.h"
@@ -119,6 +120,25 @@ void FillMixed(WriteBatch* b) {
   Check(b->Put("k1", "v1-again"));
 }
 void FillOnePut(WriteBatch* b) { Check(b->Put("key", "value")); }
+// A handle naming only a family id.
+class FamilyId final : public ColumnFamilyHandle {
+ public:
+  explicit FamilyId(uint32_t id) : id_(id) {}
+  const std::string& GetName() const override { return name_; }
+  uint32_t GetID() const override { return id_; }
+  const Comparator* GetComparator() const override { return BytewiseComparator(); }
+
+ private:
+  uint32_t id_;
+  std::string name_ = "seed";
+};
+void FillFamilies(WriteBatch* b) {
+  FamilyId three(3), wide(1000);
+  Check(b->Put(&three, "k1", "v1"));
+  Check(b->Delete(&wide, "k2"));
+  Check(b->Merge(&three, "k3", "m1"));
+  Check(b->Put("k4", "v4"));
+}
 void FillNothing(WriteBatch*) {}
 void FillBig(WriteBatch* b) {
   Check(b->Put("big", std::string(40000, 'x')));
@@ -132,6 +152,7 @@ void WalAndBatchSeeds() {
   Write("write_batch_fuzzer", "mixed", mixed);
   Write("write_batch_fuzzer", "one_put", one);
   Write("write_batch_fuzzer", "empty", empty);
+  Write("write_batch_fuzzer", "families", Batch(5, FillFamilies));
   {
     WriteBatch b;
     Check(b.Put(std::string("\0key", 4), std::string(300, 'p')));  // two-byte varint length

@@ -1,19 +1,22 @@
 // Raw bytes as a WriteBatch representation, as a WAL record hands it to recovery
 // (include/shale/write_batch.h):
 //   bytes [0, 8)  : sequence (fixed64)     bytes [8, 12): count (fixed32)
-//   the rest      : records: type byte, varstring key, varstring value (none for a deletion)
+//   the rest      : records: type byte, [family varint32 for types 0x4-0x6], varstring key,
+//                   varstring value (none for a deletion)
 // Fewer than 12 bytes must be Corruption from SetContents. Otherwise Iterate with a recording
-// Handler fails with Corruption or succeeds, and then:
-//   - Validate agrees with Iterate, and Count() equals the number of records seen;
-//   - a fresh WriteBatch built from the handler calls (same sequence) iterates to the same
-//     records; its contents are never longer than the input and equal it byte for byte when
-//     they are as long (only over-long varints in the input can make them differ);
+// Handler (taking every family) fails with Corruption or succeeds, and then:
+//   - Validate agrees with Iterate: OK when every record is of the default family, else
+//     InvalidArgument; when Iterate fails, Validate fails too (Corruption, or InvalidArgument
+//     for a record of another family before the damage); Count() equals the records seen;
+//   - a fresh WriteBatch built from the handler calls (same sequence, same families) iterates
+//     to the same records; its contents are never longer than the input and equal it byte for byte
+//     when they are as long (only over-long varints in the input can make them differ);
 //   - appending the batch to that copy (WriteBatchInternal::Append) adds the counts and
 //     iterates to both record lists in order;
-//   - when the sequence range is one recovery accepts (first >= 1, last <= kMaxSequenceNumber),
-//     InsertInto a memtable succeeds and the memtable then holds exactly the records, record i
-//     at sequence first + i, in internal-key order, and a seek to each user key lands on its
-//     newest record.
+//   - when the sequence range is one recovery accepts (first >= 1, last <= kMaxSequenceNumber)
+//     and every record is of the default family, InsertInto a memtable succeeds and the memtable
+//     then holds exactly the records, record i at sequence first + i, in internal-key order, and a
+//     seek to each user key lands on its newest record.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "memtable/memtable.h"
+#include "shale/column_family.h"
 #include "shale/comparator.h"
 #include "shale/write_batch.h"
 #include "src/base/dbformat.h"
@@ -35,28 +39,45 @@ using shale::fuzz::Fail;
 
 struct Record {
   shale::ValueType type;
+  uint32_t family;
   std::string key;
   std::string value;
   bool operator==(const Record&) const = default;
 };
 
-// Collects the records it is handed. Thread safety: one thread.
+// Collects the records it is handed, of every family. Thread safety: one thread.
 class Recorder final : public shale::WriteBatch::Handler {
  public:
-  Status Put(const Slice& key, const Slice& value) override {
-    records.push_back({shale::kTypeValue, key.ToString(), value.ToString()});
+  Status Put(const Slice& key, const Slice& value) override { return PutCF(0, key, value); }
+  Status Delete(const Slice& key) override { return DeleteCF(0, key); }
+  Status Merge(const Slice& key, const Slice& operand) override { return MergeCF(0, key, operand); }
+  Status PutCF(uint32_t family, const Slice& key, const Slice& value) override {
+    records.push_back({shale::kTypeValue, family, key.ToString(), value.ToString()});
     return Status::OK();
   }
-  Status Delete(const Slice& key) override {
-    records.push_back({shale::kTypeDeletion, key.ToString(), std::string()});
+  Status DeleteCF(uint32_t family, const Slice& key) override {
+    records.push_back({shale::kTypeDeletion, family, key.ToString(), std::string()});
     return Status::OK();
   }
-  Status Merge(const Slice& key, const Slice& operand) override {
-    records.push_back({shale::kTypeMerge, key.ToString(), operand.ToString()});
+  Status MergeCF(uint32_t family, const Slice& key, const Slice& operand) override {
+    records.push_back({shale::kTypeMerge, family, key.ToString(), operand.ToString()});
     return Status::OK();
   }
 
   std::vector<Record> records;
+};
+
+// A handle that only names a family id, for rebuilding records of any family.
+class FamilyId final : public shale::ColumnFamilyHandle {
+ public:
+  explicit FamilyId(uint32_t id) : id_(id) {}
+  const std::string& GetName() const override { return name_; }
+  uint32_t GetID() const override { return id_; }
+  const shale::Comparator* GetComparator() const override { return shale::BytewiseComparator(); }
+
+ private:
+  uint32_t id_;
+  std::string name_ = "fuzz";
 };
 
 std::vector<Record> RecordsOf(const shale::WriteBatch& batch, const char* what) {
@@ -134,12 +155,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Recorder recorder;
   s = batch.Iterate(&recorder);
   const Status valid = shale::WriteBatchInternal::Validate(&batch);
-  if (s.ok() != valid.ok()) Fail("Iterate and Validate disagree: " + s.ToString());
+  const std::vector<Record>& records = recorder.records;
+  const bool all_default =
+      std::all_of(records.begin(), records.end(), [](const Record& r) { return r.family == 0; });
   if (!s.ok()) {
     if (!s.IsCorruption()) Fail("Iterate failed with " + s.ToString());
+    if (valid.ok()) Fail("Validate accepted a batch Iterate refuses");
+    if (!valid.IsCorruption() && !(valid.IsInvalidArgument() && !all_default)) {
+      Fail("Validate refused a damaged batch with " + valid.ToString());
+    }
     return 0;
   }
-  const std::vector<Record>& records = recorder.records;
+  if (all_default ? !valid.ok() : !valid.IsInvalidArgument()) {
+    Fail("Validate disagrees with the records' families: " + valid.ToString());
+  }
   if (batch.Count() != records.size()) {
     Fail("Count() is " + std::to_string(batch.Count()) + " but " + std::to_string(records.size()) +
          " records were iterated");
@@ -149,15 +178,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   shale::WriteBatch rebuilt;
   shale::WriteBatchInternal::SetSequence(&rebuilt, shale::WriteBatchInternal::Sequence(&batch));
   for (const Record& r : records) {
+    FamilyId family(r.family);
     switch (r.type) {
       case shale::kTypeValue:
-        s = rebuilt.Put(r.key, r.value);
+        s = rebuilt.Put(&family, r.key, r.value);
         break;
       case shale::kTypeDeletion:
-        s = rebuilt.Delete(r.key);
+        s = rebuilt.Delete(&family, r.key);
         break;
       default:
-        s = rebuilt.Merge(r.key, r.value);
+        s = rebuilt.Merge(&family, r.key, r.value);
         break;
     }
     if (!s.ok()) return 0;  // over a size limit: only the API refuses those
@@ -183,7 +213,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Into a memtable, as recovery does, when recovery would accept the sequence range.
   const shale::SequenceNumber first = shale::WriteBatchInternal::Sequence(&batch);
   const uint32_t count = batch.Count();
-  if (count > 0 && first != 0 && first + (count - 1) >= first &&
+  if (all_default && count > 0 && first != 0 && first + (count - 1) >= first &&
       first + (count - 1) <= shale::kMaxSequenceNumber) {
     CheckMemTable(batch, records, first);
   }
