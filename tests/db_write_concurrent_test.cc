@@ -321,28 +321,35 @@ void WriteThrough(WriteThread* write_thread) {
   write_thread->ExitAsBatchGroupLeader(group, Status::OK());
 }
 
-// Writers queued behind a leader that holds its group for 200 ms (without a stall): one of them
-// spins (bound 2 s) and sees the group finish (a writer that queued late may spin too); none is
-// left counted as spinning.
-TEST(WriteThreadSpinConcurrentTest, QueuedWritersSpinWhenNoGroupSyncs) {
-  WriteThread write_thread(1 << 20, std::chrono::seconds(2));
+// A leader holds its group for hold (stalling first when stalls) while three writers queue
+// behind it and write through; returns once all are done.
+void QueueBehindALeader(WriteThread* write_thread, std::chrono::milliseconds hold, bool stalls) {
   std::atomic<bool> leading{false};
   std::thread leader([&] {
     WriteBatch batch;
     batch.Put("k", "v").PermitUncheckedError();
     WriteThread::Writer w(WriteOptions(), &batch);
-    ASSERT_TRUE(write_thread.JoinBatchGroup(&w));
+    ASSERT_TRUE(write_thread->JoinBatchGroup(&w));
     WriteThread::Group group;
-    write_thread.BuildBatchGroup(&w, &group);
+    write_thread->BuildBatchGroup(&w, &group);
+    if (stalls) write_thread->LeaderStalls();
     leading = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    write_thread.ExitAsBatchGroupLeader(group, Status::OK());
+    std::this_thread::sleep_for(hold);
+    write_thread->ExitAsBatchGroupLeader(group, Status::OK());
   });
   while (!leading) std::this_thread::yield();
   std::vector<std::thread> threads;
-  for (int t = 0; t < 3; t++) threads.emplace_back([&] { WriteThrough(&write_thread); });
+  for (int t = 0; t < 3; t++) threads.emplace_back([&] { WriteThrough(write_thread); });
   for (auto& th : threads) th.join();
   leader.join();
+}
+
+// Writers queued behind a leader that holds its group for 200 ms (without a stall): one of them
+// spins (bound 2 s) and sees the group finish (a writer that queued late may spin too); none is
+// left counted as spinning.
+TEST(WriteThreadSpinConcurrentTest, QueuedWritersSpinWhenNoGroupSyncs) {
+  WriteThread write_thread(1 << 20, std::chrono::seconds(2));
+  QueueBehindALeader(&write_thread, std::chrono::milliseconds(200), /*stalls=*/false);
   EXPECT_GE(write_thread.spins_that_saw_the_change(), 1u);
   EXPECT_EQ(write_thread.spinners(), 0u);
 }
@@ -351,24 +358,7 @@ TEST(WriteThreadSpinConcurrentTest, QueuedWritersSpinWhenNoGroupSyncs) {
 // at once: with a spin bound of 2 s, a writer that spun through the stall would see it end.
 TEST(WriteThreadSpinConcurrentTest, WritersDoNotSpinThroughAStall) {
   WriteThread write_thread(1 << 20, std::chrono::seconds(2));
-  std::atomic<bool> leading{false};
-  std::thread leader([&] {
-    WriteBatch batch;
-    batch.Put("k", "v").PermitUncheckedError();
-    WriteThread::Writer w(WriteOptions(), &batch);
-    ASSERT_TRUE(write_thread.JoinBatchGroup(&w));
-    WriteThread::Group group;
-    write_thread.BuildBatchGroup(&w, &group);
-    write_thread.LeaderStalls();
-    leading = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    write_thread.ExitAsBatchGroupLeader(group, Status::OK());
-  });
-  while (!leading) std::this_thread::yield();
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 3; t++) threads.emplace_back([&] { WriteThrough(&write_thread); });
-  for (auto& th : threads) th.join();
-  leader.join();
+  QueueBehindALeader(&write_thread, std::chrono::milliseconds(500), /*stalls=*/true);
   EXPECT_EQ(write_thread.spins_that_saw_the_change(), 0u);
   EXPECT_EQ(write_thread.spinners(), 0u);
 }

@@ -102,7 +102,7 @@ static_assert(sizeof(Slot) == 64, "one slot per cache line");
 static_assert(std::is_trivially_destructible_v<Slot>,
               "slots live in zeroed memory, never destroyed");
 
-// A key as probes compare it.
+// A key as probes compare it. Thread safety: a value local to one call; borrows the key.
 struct ProbeKey {
   explicit ProbeKey(const Slice& k) : full(k), hash(Hash64(k)) {
     if (k.size() <= kInlineKey) {
@@ -124,7 +124,8 @@ struct ProbeKey {
   uint8_t len = 0;
 };
 
-// What a freed entry leaves for its deleter, which runs once no slot is owned.
+// What a freed entry leaves for its deleter, which runs once no slot is owned. Thread safety:
+// local to the freeing thread, which owns the slot while it fills this in.
 class Freed {
  public:
   Freed() = default;
@@ -506,6 +507,8 @@ class ClockShard {
 // lookups land on random slots, and 2 MiB pages keep their translations in the TLB. An empty
 // slot is all zero bytes, which is what a fresh mapping holds, so the slots are not written
 // at construction: a table takes memory only where entries have landed.
+// Ownership: owns the mapping (unmapped on destruction). Thread safety: immutable after
+// construction; the slots in it are shared as the shards' comments say.
 class SlotArena {
  public:
   explicit SlotArena(size_t count) : bytes_(RoundUp(count * sizeof(Slot))) {
