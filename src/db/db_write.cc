@@ -37,13 +37,6 @@ Status DBImpl::Merge(const WriteOptions& options, const Slice& key, const Slice&
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch == nullptr) return Status::InvalidArgument("null WriteBatch");
-  if (Status s = CheckOpen(); !s.ok()) return s;
-  // This DB holds the default family only: a record of any other is refused, naming it, and
-  // so is a malformed batch, before anything is written.
-  if (WriteBatchInternal::HasColumnFamilyRecords(batch)) {
-    Status s = WriteBatchInternal::Validate(batch);
-    if (!s.ok()) return s;
-  }
   // A batch with a Merge record needs an operator, like DB::Merge.
   if (!options_.merge_operator && WriteBatchInternal::HasMerge(batch)) {
     return Status::InvalidArgument("Merge requires a merge_operator");
@@ -68,6 +61,12 @@ void DBImpl::BuildGroupRecord(const WriteThread::Group& group, SequenceNumber fi
 Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   Status s = CheckOpen();
   if (!s.ok()) return s;
+  // This DB holds the default family only: a record of any other is refused, naming it, and
+  // so is a malformed batch, before anything is written.
+  if (WriteBatchInternal::HasColumnFamilyRecords(batch)) {
+    s = WriteBatchInternal::Validate(batch);
+    if (!s.ok()) return s;
+  }
   if (options.sync && options.disableWAL) {
     return Status::InvalidArgument("sync and disableWAL cannot be combined");
   }
