@@ -2,6 +2,7 @@
 // damaged), MANIFEST rollover, and the merging and level iterators under the iterator contract.
 #include "src/db/version_set.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -92,6 +93,74 @@ TEST(VersionEditTest, MalformedRecordsAreCorruption) {
   PutVarint32(&bad_level, 1000);
   PutVarint64(&bad_level, 1);
   EXPECT_TRUE(d.DecodeFrom(bad_level).IsCorruption());
+}
+
+// A record holds one section per family; the first may leave out the default family's tag.
+TEST(VersionEditTest, RecordsOfSeveralFamilies) {
+  std::vector<VersionEdit> edits(3);
+  edits[0].SetLogNumber(7);
+  edits[0].AddFile(0, Meta(20, "a", "m", 5, 9));
+  edits[0].SetNextFileNumber(30);
+  edits[1].SetColumnFamily(3);
+  edits[1].AddColumnFamily("users");
+  edits[1].SetComparatorName("shale.BytewiseComparator");
+  edits[1].SetMaxColumnFamily(3);
+  edits[1].SetLogNumber(7);
+  edits[2].SetColumnFamily(2);
+  edits[2].DropColumnFamily();
+  const std::string record = VersionEdit::EncodeRecord(edits);
+  std::vector<VersionEdit> decoded;
+  ASSERT_TRUE(VersionEdit::DecodeRecord(record, &decoded).ok());
+  ASSERT_EQ(decoded.size(), 3u);
+  EXPECT_EQ(decoded[0].column_family(), 0u);
+  EXPECT_EQ(decoded[0].new_files().size(), 1u);
+  EXPECT_EQ(decoded[1].column_family(), 3u);
+  EXPECT_EQ(*decoded[1].column_family_add(), "users");
+  EXPECT_EQ(*decoded[1].max_column_family(), 3u);
+  EXPECT_EQ(*decoded[1].log_number(), 7u);
+  EXPECT_EQ(decoded[2].column_family(), 2u);
+  EXPECT_TRUE(decoded[2].column_family_drop());
+  EXPECT_FALSE(decoded[2].column_family_add());
+  EXPECT_EQ(VersionEdit::EncodeRecord(decoded), record);
+  // One section is what DecodeFrom takes; more is Corruption there.
+  VersionEdit one;
+  EXPECT_TRUE(one.DecodeFrom(record).IsCorruption());
+  ASSERT_TRUE(one.DecodeFrom(VersionEdit::EncodeRecord({edits[1]})).ok());
+  EXPECT_EQ(one.column_family(), 3u);
+  // The default family after the first section carries its tag, and reads back as family 0.
+  ASSERT_TRUE(
+      VersionEdit::DecodeRecord(VersionEdit::EncodeRecord({edits[2], edits[0]}), &decoded).ok());
+  ASSERT_EQ(decoded.size(), 2u);
+  EXPECT_EQ(decoded[1].column_family(), 0u);
+  EXPECT_EQ(decoded[1].new_files().size(), 1u);
+
+  // An empty default section first keeps its tag, or it would read as part of the next one.
+  ASSERT_TRUE(
+      VersionEdit::DecodeRecord(VersionEdit::EncodeRecord({VersionEdit(), edits[2]}), &decoded)
+          .ok());
+  ASSERT_EQ(decoded.size(), 2u);
+  EXPECT_EQ(decoded[1].column_family(), 2u);
+
+  auto corrupt = [](const std::vector<VersionEdit>& e, const std::string& needle) {
+    std::vector<VersionEdit> out;
+    Status s = VersionEdit::DecodeRecord(VersionEdit::EncodeRecord(e), &out);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find(needle), std::string::npos) << s.ToString();
+  };
+  corrupt({edits[1], edits[1]}, "column family twice");
+  VersionEdit both = edits[1];
+  both.DropColumnFamily();
+  corrupt({both}, "both added and dropped");
+  VersionEdit add_default;
+  add_default.AddColumnFamily("default");
+  corrupt({add_default}, "the default column family added or dropped");
+  VersionEdit drop_default;
+  drop_default.DropColumnFamily();
+  corrupt({edits[1], drop_default}, "the default column family added or dropped");
+  // A truncated family id.
+  std::string cut;
+  PutVarint32(&cut, 7);  // kColumnFamily
+  EXPECT_TRUE(VersionEdit::DecodeRecord(cut, &decoded).IsCorruption());
 }
 
 class VersionSetTest : public ::testing::Test {
@@ -753,6 +822,173 @@ TEST_F(IteratorsTest, MergingIteratorStopsAtAChildError) {
   it->Prev();
   EXPECT_FALSE(it->Valid());
   EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+}
+
+// Bytewise order under another name: a family created with it refuses the bytewise comparator.
+class RenamedBytewise final : public Comparator {
+ public:
+  const char* Name() const override { return "test.RenamedBytewise"; }
+  int Compare(const Slice& a, const Slice& b) const override {
+    return BytewiseComparator()->Compare(a, b);
+  }
+  void FindShortestSeparator(std::string*, const Slice&) const override {}
+  void FindShortSuccessor(std::string*) const override {}
+};
+
+class VersionSetFamilyTest : public VersionSetTest {
+ protected:
+  FamilyConfig Config(const InternalKeyComparator* icmp) {
+    return FamilyConfig{&options_, icmp, table_cache_.get()};
+  }
+  // Resolves every family with icmp, recording the names asked for.
+  VersionSet::FamilyResolver Resolver(const InternalKeyComparator* icmp) {
+    return [this, icmp](const FamilyInfo& f, FamilyConfig* config) {
+      resolved_.push_back(f.name);
+      *config = Config(icmp);
+      return Status::OK();
+    };
+  }
+  static std::string Shape(const VersionSet& vs, uint32_t id) {
+    std::string out;
+    auto v = vs.current(id);
+    for (int level = 0; level < v->num_levels(); level++) {
+      for (const auto& f : v->files(level)) out += fmt::format("L{}:{} ", level, f->number);
+    }
+    return out;
+  }
+  std::vector<std::string> resolved_;
+};
+
+// Families are created, changed together in one record, dropped, and recovered; ids are never
+// reused, also after a reopen; ListColumnFamilies reads the same records.
+TEST_F(VersionSetFamilyTest, FamiliesAreRecordedAndRecovered) {
+  uint32_t a = 0, b = 0;
+  {
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    ASSERT_TRUE(vs->CreateColumnFamily("a", Config(&icmp_), 1, &a).ok());
+    ASSERT_TRUE(vs->CreateColumnFamily("b", Config(&icmp_), 1, &b).ok());
+    EXPECT_EQ(a, 1u);
+    EXPECT_EQ(b, 2u);
+    VersionEdit e0, ea, eb;
+    e0.AddFile(0, Meta(vs->NewFileNumber(), "a", "c", 1, 1));
+    ea.SetColumnFamily(a);
+    ea.AddFile(1, Meta(vs->NewFileNumber(), "d", "f", 2, 2));
+    ea.SetLogNumber(vs->NewFileNumber());
+    eb.SetColumnFamily(b);
+    eb.AddFile(0, Meta(vs->NewFileNumber(), "a", "z", 3, 3));
+    vs->SetLastSequence(3);
+    ASSERT_TRUE(vs->LogAndApply({&e0, &ea, &eb}).ok());
+    EXPECT_EQ(Shape(*vs, 0), "L0:3 ");
+    EXPECT_EQ(Shape(*vs, a), "L1:4 ");
+    EXPECT_EQ(Shape(*vs, b), "L0:6 ");
+    EXPECT_EQ(vs->log_number(a), 5u);
+    EXPECT_EQ(vs->log_number(), 0u);  // the default family still needs every WAL
+    ASSERT_TRUE(vs->DropColumnFamily(b).ok());
+    EXPECT_FALSE(vs->HasFamily(b));
+    // An edit of the dropped family, or one that adds a family, is refused.
+    VersionEdit late;
+    late.SetColumnFamily(b);
+    EXPECT_TRUE(vs->LogAndApply(&late).IsCorruption());
+    VersionEdit add;
+    add.SetColumnFamily(9);
+    add.AddColumnFamily("x");
+    EXPECT_TRUE(vs->LogAndApply(&add).IsCorruption());
+  }
+  std::vector<std::string> names;
+  ASSERT_TRUE(VersionSet::ListColumnFamilies(&fs_, "/db", &names).ok());
+  EXPECT_EQ(names, (std::vector<std::string>{"default", "a"}));
+  // Without a resolver, a non-default family cannot be opened.
+  Status s = NewSet()->Recover();
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("column family a is not opened"), std::string::npos);
+
+  options_.max_manifest_file_size = 1;  // every later edit rolls the MANIFEST over
+  for (int round = 0; round < 2; round++) {
+    auto vs = NewSet();
+    resolved_.clear();
+    ASSERT_TRUE(vs->Recover(Resolver(&icmp_)).ok());
+    EXPECT_EQ(resolved_, (std::vector<std::string>{"a"}));
+    ASSERT_EQ(vs->Families().size(), 2u);
+    EXPECT_EQ(vs->Families()[1].id, a);
+    EXPECT_EQ(Shape(*vs, 0), "L0:3 ");
+    EXPECT_EQ(Shape(*vs, a), "L1:4 ");
+    EXPECT_EQ(vs->log_number(a), 5u);
+    EXPECT_EQ(vs->last_sequence(), 3u);
+    // The dropped family's id is not handed out again.
+    uint32_t c = 0;
+    ASSERT_TRUE(vs->CreateColumnFamily(fmt::format("c{}", round), Config(&icmp_), 5, &c).ok());
+    EXPECT_EQ(c, 3u + round);
+    ASSERT_TRUE(vs->DropColumnFamily(c).ok());
+  }
+}
+
+// A family opened with another comparator than it was created with, a family the resolver
+// refuses, and records that break the family rules.
+TEST_F(VersionSetFamilyTest, FamilyMismatchesAndDamageAreNamed) {
+  RenamedBytewise renamed;
+  InternalKeyComparator renamed_icmp(&renamed);
+  {
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    uint32_t id = 0;
+    ASSERT_TRUE(vs->CreateColumnFamily("r", Config(&renamed_icmp), 1, &id).ok());
+  }
+  Status s = NewSet()->Recover(Resolver(&icmp_));
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("column family r was created with comparator test.RenamedBytewise"),
+            std::string::npos)
+      << s.ToString();
+  s = NewSet()->Recover([](const FamilyInfo& f, FamilyConfig*) {
+    return Status::InvalidArgument("refused " + f.name);
+  });
+  EXPECT_NE(s.ToString().find("refused r"), std::string::npos) << s.ToString();
+  ASSERT_TRUE(NewSet()->Recover(Resolver(&renamed_icmp)).ok());
+
+  VersionEdit base = BaseEdit();
+  VersionEdit add;
+  add.SetColumnFamily(4);
+  add.AddColumnFamily("x");
+  VersionEdit again = add;
+  WriteManifest(
+      {Encode(base), VersionEdit::EncodeRecord({add}), VersionEdit::EncodeRecord({again})});
+  ExpectCorruption(
+      {std::string(kManifest) + ": record at offset", "column family 4 created twice"});
+  VersionEdit drop;
+  drop.SetColumnFamily(4);
+  drop.DropColumnFamily();
+  VersionEdit after;
+  after.SetColumnFamily(4);
+  after.AddFile(0, Meta(10, "a", "b"));
+  WriteManifest({Encode(base), VersionEdit::EncodeRecord({add}), VersionEdit::EncodeRecord({drop}),
+                 VersionEdit::EncodeRecord({after})});
+  ExpectCorruption({"an edit of column family 4, which is not live"});
+  // Re-adding a dropped id is also "created twice".
+  WriteManifest({Encode(base), VersionEdit::EncodeRecord({add}), VersionEdit::EncodeRecord({drop}),
+                 VersionEdit::EncodeRecord({add})});
+  ExpectCorruption({"column family 4 created twice"});
+  // A record of a family that was never created.
+  WriteManifest({Encode(base), VersionEdit::EncodeRecord({after})});
+  ExpectCorruption({"an edit of column family 4, which is not live"});
+  // One file number in two families.
+  VersionEdit in_default = base;
+  in_default.AddFile(0, Meta(10, "a", "b"));
+  WriteManifest(
+      {Encode(in_default), VersionEdit::EncodeRecord({add}), VersionEdit::EncodeRecord({after})});
+  s = NewSet()->Recover(Resolver(&icmp_));
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("file 10 listed twice"), std::string::npos) << s.ToString();
+  // A torn last record is dropped whole: neither the file nor the family it adds survives.
+  VersionEdit file_with_add = in_default;
+  file_with_add.SetNextFileNumber(100);
+  WriteManifest({Encode(base), VersionEdit::EncodeRecord({file_with_add, add})});
+  std::string contents;
+  ASSERT_TRUE(ReadFileToString(&fs_, kManifest, &contents).ok());
+  fs_.SetFileContents(kManifest, contents.substr(0, contents.size() - 3));
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->Recover(Resolver(&icmp_)).ok());
+  EXPECT_EQ(vs->Families().size(), 1u);
+  EXPECT_EQ(VersionSetTest::Shape(*vs), "");
 }
 
 }  // namespace

@@ -251,13 +251,15 @@ Status ReadManifest(FileSystem* fs, const std::string& path, bool print, uint64_
   Slice record;
   std::string scratch;
   *edits = 0;
+  std::vector<VersionEdit> record_edits;
   while (reader->ReadRecord(&record, &scratch)) {
-    VersionEdit edit;
-    s = edit.DecodeFrom(record);
+    s = VersionEdit::DecodeRecord(record, &record_edits);
     if (!s.ok()) return Status::Corruption(fmt::format("{}: edit {}", path, *edits), s.ToString());
-    if (print)
-      std::printf("--- edit %llu\n%s\n", static_cast<unsigned long long>(*edits),
-                  edit.DebugString().c_str());
+    if (print) {
+      // The edits of one record (one per column family) are applied together.
+      std::printf("--- edit %llu\n", static_cast<unsigned long long>(*edits));
+      for (const VersionEdit& edit : record_edits) std::printf("%s\n", edit.DebugString().c_str());
+    }
     (*edits)++;
   }
   return reader->status();

@@ -258,8 +258,7 @@ Status DB::ListColumnFamilies(const DBOptions& db_options, const std::string& pa
   Status s = fs->FileExists(CurrentFileName(path));
   if (s.IsNotFound()) return Status::NotFound(path, "holds no DB (no CURRENT file)");
   if (!s.ok()) return s;
-  column_families->push_back(kDefaultColumnFamilyName);
-  return Status::OK();
+  return VersionSet::ListColumnFamilies(fs.get(), path, column_families);
 }
 
 Status DBImpl::OpenImpl() {

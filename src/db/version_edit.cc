@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "src/util/coding.h"
 
 namespace shale {
@@ -14,6 +16,10 @@ enum Tag : uint32_t {
   kLastSequence = 4,
   kDeletedFile = 5,
   kNewFile = 6,
+  kColumnFamily = 7,
+  kColumnFamilyAdd = 8,
+  kColumnFamilyDrop = 9,
+  kMaxColumnFamily = 10,
 };
 
 // A level number from the MANIFEST must be one a DB can have.
@@ -22,6 +28,23 @@ constexpr uint32_t kMaxLevels = 64;
 }  // namespace
 
 void VersionEdit::EncodeTo(std::string* dst) const {
+  if (column_family_ != 0) {
+    PutVarint32(dst, kColumnFamily);
+    PutVarint32(dst, column_family_);
+  }
+  EncodeFields(dst);
+}
+
+void VersionEdit::EncodeFields(std::string* dst) const {
+  if (column_family_add_) {
+    PutVarint32(dst, kColumnFamilyAdd);
+    PutLengthPrefixedSlice(dst, *column_family_add_);
+  }
+  if (column_family_drop_) PutVarint32(dst, kColumnFamilyDrop);
+  if (max_column_family_) {
+    PutVarint32(dst, kMaxColumnFamily);
+    PutVarint32(dst, *max_column_family_);
+  }
   if (comparator_) {
     PutVarint32(dst, kComparator);
     PutLengthPrefixedSlice(dst, *comparator_);
@@ -55,14 +78,93 @@ void VersionEdit::EncodeTo(std::string* dst) const {
   }
 }
 
+std::string VersionEdit::EncodeRecord(const std::vector<const VersionEdit*>& edits) {
+  std::string record, fields;
+  for (size_t i = 0; i < edits.size(); i++) {
+    fields.clear();
+    edits[i]->EncodeFields(&fields);
+    // The first section's default-family tag is left out, unless the section is empty and
+    // another follows (it would then read as part of that one).
+    if (i > 0 || edits[i]->column_family_ != 0 || (fields.empty() && edits.size() > 1)) {
+      PutVarint32(&record, kColumnFamily);
+      PutVarint32(&record, edits[i]->column_family_);
+    }
+    record += fields;
+  }
+  return record;
+}
+
+std::string VersionEdit::EncodeRecord(const std::vector<VersionEdit>& edits) {
+  std::vector<const VersionEdit*> pointers;
+  for (const VersionEdit& e : edits) pointers.push_back(&e);
+  return EncodeRecord(pointers);
+}
+
 Status VersionEdit::DecodeFrom(const Slice& src) {
-  *this = VersionEdit();
+  std::vector<VersionEdit> edits;
+  Status s = DecodeRecord(src, &edits);
+  if (!s.ok()) return s;
+  if (edits.size() != 1) {
+    return Status::Corruption("VersionEdit", "a record of more than one column family");
+  }
+  *this = std::move(edits[0]);
+  return Status::OK();
+}
+
+Status VersionEdit::DecodeRecord(const Slice& src, std::vector<VersionEdit>* edits) {
+  edits->clear();
   Slice in = src;
+  std::set<uint32_t> families;
   auto bad = [](const char* what) { return Status::Corruption("VersionEdit", what); };
+  do {
+    VersionEdit edit;
+    Status s = edit.DecodeSection(&in);
+    if (!s.ok()) return s;
+    if (!families.insert(edit.column_family_).second) return bad("column family twice");
+    if (edit.column_family_add_ && edit.column_family_drop_) {
+      return bad("column family both added and dropped");
+    }
+    if (edit.column_family_ == 0 && (edit.column_family_add_ || edit.column_family_drop_)) {
+      return bad("the default column family added or dropped");
+    }
+    edits->push_back(std::move(edit));
+  } while (!in.empty());
+  return Status::OK();
+}
+
+Status VersionEdit::DecodeSection(Slice* in_out) {
+  *this = VersionEdit();
+  Slice& in = *in_out;
+  auto bad = [](const char* what) { return Status::Corruption("VersionEdit", what); };
+  bool started = false;  // a field of this section was read
   while (!in.empty()) {
+    Slice before = in;
     uint32_t tag;
     if (!GetVarint32(&in, &tag)) return bad("truncated tag");
+    if (tag == kColumnFamily && started) {
+      in = before;  // the next section's
+      break;
+    }
+    started = true;
     switch (tag) {
+      case kColumnFamily:
+        if (!GetVarint32(&in, &column_family_)) return bad("column family");
+        break;
+      case kColumnFamilyAdd: {
+        Slice name;
+        if (!GetLengthPrefixedSlice(&in, &name)) return bad("column family name");
+        column_family_add_ = name.ToString();
+        break;
+      }
+      case kColumnFamilyDrop:
+        column_family_drop_ = true;
+        break;
+      case kMaxColumnFamily: {
+        uint32_t id;
+        if (!GetVarint32(&in, &id)) return bad("max column family");
+        max_column_family_ = id;
+        break;
+      }
       case kComparator: {
         Slice name;
         if (!GetLengthPrefixedSlice(&in, &name)) return bad("comparator name");
@@ -119,6 +221,10 @@ Status VersionEdit::DecodeFrom(const Slice& src) {
 
 std::string VersionEdit::DebugString() const {
   std::string s = "VersionEdit {";
+  if (column_family_ != 0) s += fmt::format(" family: {}", column_family_);
+  if (column_family_add_) s += " add_family: " + *column_family_add_;
+  if (column_family_drop_) s += " drop_family";
+  if (max_column_family_) s += fmt::format(" max_family: {}", *max_column_family_);
   if (comparator_) s += " comparator: " + *comparator_;
   if (log_number_) s += fmt::format(" log: {}", *log_number_);
   if (next_file_number_) s += fmt::format(" next_file: {}", *next_file_number_);

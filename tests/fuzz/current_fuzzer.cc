@@ -10,12 +10,14 @@
 // What must hold:
 //   - ParseCurrentFile accepts exactly "<name>\n" where ParseFileName says name is a MANIFEST
 //     (with the same number); anything else is Corruption.
-//   - Every record of the MANIFEST read as a log (log::Reader) decodes as a VersionEdit or is
-//     Corruption, and decoded edits round-trip through EncodeTo (CheckVersionEditRoundTrip).
+//   - Every record of the MANIFEST read as a log (log::Reader) decodes as VersionEdits or is
+//     Corruption, and decoded records round-trip (CheckVersionEditRoundTrip).
 //   - VersionSet::Recover over an in-memory directory holding both files returns a Status and
-//     never crashes. When it succeeds it has written a fresh MANIFEST and pointed CURRENT at it;
-//     recovering again from those must succeed with the same files on every level, the same
-//     log number and last sequence, and a next file number no lower.
+//     never crashes (every column family it records is opened with the bytewise comparator).
+//     When it succeeds it has written a fresh MANIFEST and pointed CURRENT at it; recovering
+//     again from those must succeed with the same families, the same files on every level of
+//     each, the same log numbers and last sequence, and a next file number no lower; and
+//     VersionSet::ListColumnFamilies names the same families.
 // SHALE_FUZZ_VERBOSE=1 prints what the CURRENT parser and the first recovery said.
 #include <algorithm>
 #include <cstdint>
@@ -66,18 +68,22 @@ void CheckParse(const Slice& current, const Status& s, const std::string& name, 
   }
 }
 
-// Every file of every level with all its metadata, for comparing two recoveries.
+// Per family a row of (id, log number, name) and then every file of every level with all its
+// metadata, for comparing two recoveries.
 using Shape = std::vector<
     std::vector<std::tuple<uint64_t, uint64_t, std::string, std::string, uint64_t, uint64_t>>>;
 
 Shape ShapeOf(const shale::VersionSet& vs) {
   Shape shape;
-  auto v = vs.current();
-  for (int level = 0; level < v->num_levels(); level++) {
-    shape.emplace_back();
-    for (const auto& f : v->files(level)) {
-      shape.back().emplace_back(f->number, f->file_size, f->smallest, f->largest, f->smallest_seqno,
-                                f->largest_seqno);
+  for (const shale::FamilyInfo& family : vs.Families()) {
+    shape.push_back({{family.id, vs.log_number(family.id), family.name, "", 0, 0}});
+    auto v = vs.current(family.id);
+    for (int level = 0; level < v->num_levels(); level++) {
+      shape.emplace_back();
+      for (const auto& f : v->files(level)) {
+        shape.back().emplace_back(f->number, f->file_size, f->smallest, f->largest,
+                                  f->smallest_seqno, f->largest_seqno);
+      }
     }
   }
   return shape;
@@ -97,6 +103,13 @@ struct Recovery {
   std::unique_ptr<shale::VersionSet> NewSet() {
     return std::make_unique<shale::VersionSet>(kDb, &options, &fs, table_cache.get(), &icmp,
                                                dir.get());
+  }
+  // Opens every recorded family with the bytewise comparator.
+  shale::VersionSet::FamilyResolver Resolver() {
+    return [this](const shale::FamilyInfo&, shale::FamilyConfig* config) {
+      *config = shale::FamilyConfig{&options, &icmp, table_cache.get()};
+      return Status::OK();
+    };
   }
 
   shale::test::FaultInjectionFileSystem fs{1};
@@ -147,7 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   shale::SequenceNumber last_sequence = 0;
   {
     auto vs = r.NewSet();
-    Status s = vs->Recover();
+    Status s = vs->Recover(r.Resolver());
     if (std::getenv("SHALE_FUZZ_VERBOSE") != nullptr) {
       std::fprintf(stderr, "CURRENT: %s; Recover: %s\n", parsed.ToString().c_str(),
                    s.ToString().c_str());
@@ -162,11 +175,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!parsed.ok()) Fail("Recover accepted a CURRENT that ParseCurrentFile refuses");
     shape = ShapeOf(*vs);
     log_number = vs->log_number();
+    std::vector<std::string> names, listed;
+    for (const shale::FamilyInfo& f : vs->Families()) names.push_back(f.name);
+    Status listed_status = shale::VersionSet::ListColumnFamilies(&r.fs, kDb, &listed);
+    if (!listed_status.ok() || listed != names) {
+      Fail("ListColumnFamilies disagrees with Recover: " + listed_status.ToString());
+    }
     last_sequence = vs->last_sequence();
     next_file = vs->next_file_number();
   }
   auto vs = r.NewSet();
-  Status s = vs->Recover();
+  Status s = vs->Recover(r.Resolver());
   if (!s.ok()) Fail("recovery from the MANIFEST a recovery wrote failed: " + s.ToString());
   if (ShapeOf(*vs) != shape || vs->log_number() != log_number ||
       vs->last_sequence() != last_sequence || vs->next_file_number() < next_file) {

@@ -77,9 +77,12 @@ inline std::string LogFileOf(const std::vector<std::string>& records) {
 
 // True when a and b hold the same fields with the same values.
 inline bool SameEdit(const VersionEdit& a, const VersionEdit& b) {
-  if (a.comparator() != b.comparator() || a.log_number() != b.log_number() ||
-      a.next_file_number() != b.next_file_number() || a.last_sequence() != b.last_sequence() ||
-      a.deleted_files() != b.deleted_files() || a.new_files().size() != b.new_files().size()) {
+  if (a.column_family() != b.column_family() || a.column_family_add() != b.column_family_add() ||
+      a.column_family_drop() != b.column_family_drop() ||
+      a.max_column_family() != b.max_column_family() || a.comparator() != b.comparator() ||
+      a.log_number() != b.log_number() || a.next_file_number() != b.next_file_number() ||
+      a.last_sequence() != b.last_sequence() || a.deleted_files() != b.deleted_files() ||
+      a.new_files().size() != b.new_files().size()) {
     return false;
   }
   for (size_t i = 0; i < a.new_files().size(); i++) {
@@ -94,35 +97,44 @@ inline bool SameEdit(const VersionEdit& a, const VersionEdit& b) {
   return true;
 }
 
-// Decodes record as a VersionEdit. Malformed bytes must be Corruption. An edit that decodes
-// must survive EncodeTo: the encoding decodes to the same edit and re-encodes to the same bytes,
-// and is never longer than the record (repeated fields collapse, over-long varints shrink).
+// Decodes record as a MANIFEST record (one VersionEdit per column family). Malformed bytes must
+// be Corruption. A record that decodes must survive EncodeRecord: the encoding decodes to the
+// same edits and re-encodes to the same bytes, and is never longer than the record (repeated
+// fields collapse, over-long varints shrink, the first section's default-family tag goes).
 // Returns whether the record decoded.
 inline bool CheckVersionEditRoundTrip(const Slice& record) {
-  VersionEdit edit;
-  Status s = edit.DecodeFrom(record);
+  std::vector<VersionEdit> edits;
+  Status s = VersionEdit::DecodeRecord(record, &edits);
   if (!s.ok()) {
-    if (!s.IsCorruption()) Fail("VersionEdit::DecodeFrom failed with " + s.ToString());
+    if (!s.IsCorruption()) Fail("VersionEdit::DecodeRecord failed with " + s.ToString());
     return false;
   }
-  std::string encoded;
-  edit.EncodeTo(&encoded);
+  auto debug = [](const std::vector<VersionEdit>& e) {
+    std::string out;
+    for (const VersionEdit& x : e) out += x.DebugString();
+    return out;
+  };
+  const std::string encoded = VersionEdit::EncodeRecord(edits);
   if (encoded.size() > record.size()) {
     Fail("VersionEdit encoding grew from " + std::to_string(record.size()) + " to " +
-         std::to_string(encoded.size()) + " bytes: " + edit.DebugString());
+         std::to_string(encoded.size()) + " bytes: " + debug(edits));
   }
-  VersionEdit again;
-  s = again.DecodeFrom(encoded);
+  std::vector<VersionEdit> again;
+  s = VersionEdit::DecodeRecord(encoded, &again);
   if (!s.ok()) {
-    Fail("re-encoded VersionEdit does not decode: " + s.ToString() + " for " + edit.DebugString());
+    Fail("re-encoded VersionEdit does not decode: " + s.ToString() + " for " + debug(edits));
   }
-  if (!SameEdit(edit, again)) {
-    Fail("VersionEdit changed in a round trip: " + edit.DebugString() + " vs " +
-         again.DebugString());
+  bool same = again.size() == edits.size();
+  for (size_t i = 0; same && i < edits.size(); i++) same = SameEdit(edits[i], again[i]);
+  if (!same) Fail("VersionEdit changed in a round trip: " + debug(edits) + " vs " + debug(again));
+  if (VersionEdit::EncodeRecord(again) != encoded) {
+    Fail("VersionEdit encoding is not stable: " + debug(edits));
   }
-  std::string encoded_again;
-  again.EncodeTo(&encoded_again);
-  if (encoded != encoded_again) Fail("VersionEdit encoding is not stable: " + edit.DebugString());
+  // One section is what DecodeFrom takes.
+  VersionEdit single;
+  if (single.DecodeFrom(record).ok() != (edits.size() == 1)) {
+    Fail("DecodeFrom and DecodeRecord disagree on " + debug(edits));
+  }
   return true;
 }
 

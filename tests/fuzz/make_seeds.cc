@@ -258,6 +258,28 @@ void VersionSeeds() {
   Write("version_edit_fuzzer", "snapshot", Encoded(snapshot));
   Write("version_edit_fuzzer", "compaction", Encoded(compaction));
   Write("version_edit_fuzzer", "log_number_only", Encoded(log_only));
+  // Column families: one record adds family 1, another changes families 0 and 1 together,
+  // a third drops family 1 (format in src/db/version_edit.h).
+  VersionEdit add_family;
+  add_family.SetColumnFamily(1);
+  add_family.AddColumnFamily("users");
+  add_family.SetComparatorName(BytewiseComparator()->Name());
+  add_family.SetLogNumber(10);
+  add_family.SetMaxColumnFamily(1);
+  VersionEdit family_flush;
+  family_flush.SetColumnFamily(1);
+  family_flush.AddFile(0, Meta(13, "b", "k", 321, 330));
+  family_flush.SetLogNumber(12);
+  VersionEdit default_flush;
+  default_flush.AddFile(0, Meta(15, "c", "d", 331, 340));
+  default_flush.SetNextFileNumber(16);
+  default_flush.SetLastSequence(340);
+  VersionEdit drop_family;
+  drop_family.SetColumnFamily(1);
+  drop_family.DropColumnFamily();
+  const std::string together = VersionEdit::EncodeRecord({default_flush, family_flush});
+  Write("version_edit_fuzzer", "two_families", together);
+  Write("version_edit_fuzzer", "add_family", Encoded(add_family));
 
   auto current = [](std::string_view name, const std::string& manifest) {
     return std::string(1, static_cast<char>(name.size())) + std::string(name) + manifest;
@@ -269,6 +291,10 @@ void VersionSeeds() {
   Write("current_fuzzer", "torn_last_edit",
         current("MANIFEST-000011\n", manifest.substr(0, manifest.size() - 4)));
   Write("current_fuzzer", "no_newline", current("MANIFEST-000011", manifest));
+  Write(
+      "current_fuzzer", "families",
+      current("MANIFEST-000011\n", LogFile({Encoded(snapshot), Encoded(compaction),
+                                            Encoded(add_family), together, Encoded(drop_family)})));
   Write("current_fuzzer", "not_a_manifest", current("000011.log\n", manifest));
   // Framed: the MANIFEST is built from [length][edit] records.
   auto framed = [](std::string_view name, const std::vector<std::string>& edits) {
@@ -279,6 +305,9 @@ void VersionSeeds() {
   };
   Write("current_fuzzer", "framed_two_edits",
         framed("MANIFEST-000011\n", {Encoded(snapshot), Encoded(compaction)}));
+  Write("current_fuzzer", "framed_families",
+        framed("MANIFEST-000011\n",
+               {Encoded(snapshot), Encoded(add_family), together, Encoded(drop_family)}));
   Write("current_fuzzer", "framed_three_edits",
         framed("MANIFEST-000002\n", {Encoded(snapshot), Encoded(log_only), Encoded(compaction)}));
 }

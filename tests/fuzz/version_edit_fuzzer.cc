@@ -1,7 +1,9 @@
-// Raw bytes as one VersionEdit, a MANIFEST record (format in src/db/version_edit.h), through
-// VersionEdit::DecodeFrom. Malformed bytes must give Corruption, never a crash. An edit that
-// decodes must round-trip: EncodeTo gives bytes that decode to the same edit (every field equal)
-// and re-encode to the same bytes, never longer than the input (see CheckVersionEditRoundTrip).
+// Raw bytes as a MANIFEST record of VersionEdits, one per column family (format in
+// src/db/version_edit.h), through VersionEdit::DecodeRecord. Malformed bytes must give
+// Corruption, never a crash. A record that decodes must round-trip: EncodeRecord gives bytes that
+// decode to the same edits (every field equal) and re-encode to the same bytes, never longer than
+// the input; DecodeFrom accepts it exactly when it has one section (see
+// CheckVersionEditRoundTrip).
 #include <cstdint>
 
 #include "shale/slice.h"
