@@ -1,6 +1,7 @@
-// Column families as this build has them: the default family's handles and the handle-taking
-// calls, opening by descriptors, ListColumnFamilies, WriteBatch records that carry a family
-// id, and the bad input each of these refuses.
+// Column families: the handles and the handle-taking calls, creating and dropping families,
+// opening by descriptors, ListColumnFamilies, WriteBatch records that carry a family id, and
+// the bad input each of these refuses. The engine behind them (separate keyspaces, one WAL,
+// recovery per family) is in db_column_family_engine_test.cc.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -262,20 +263,42 @@ TEST_F(DBColumnFamilyTest, WalRecordOfAnUnknownFamilyFailsRecoveryInEveryMode) {
   }
 }
 
-TEST_F(DBColumnFamilyTest, DefaultFamilyCannotBeDroppedAndOthersCannotBeCreatedYet) {
+TEST_F(DBColumnFamilyTest, CreateAndDropRules) {
   Open();
   EXPECT_TRUE(db_->DropColumnFamily(db_->DefaultColumnFamily()).IsInvalidArgument());
   std::unique_ptr<ColumnFamilyHandle> h;
   EXPECT_TRUE(db_->CreateColumnFamily(options_, kDefaultColumnFamilyName, &h).IsInvalidArgument());
   EXPECT_TRUE(db_->CreateColumnFamily(options_, "", &h).IsInvalidArgument());
-  Status s = db_->CreateColumnFamily(options_, "lock", &h);
-  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  ColumnFamilyOptions bad = options_;
+  bad.num_levels = 1;
+  Status s = db_->CreateColumnFamily(bad, "lock", &h);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("num_levels"), std::string::npos) << s.ToString();
   EXPECT_EQ(h, nullptr);
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "lock", &h).ok());
+  EXPECT_EQ(h->GetName(), "lock");
+  EXPECT_EQ(h->GetID(), 1u);
+  std::unique_ptr<ColumnFamilyHandle> again;
+  EXPECT_TRUE(db_->CreateColumnFamily(options_, "lock", &again).IsInvalidArgument());
   std::vector<std::unique_ptr<ColumnFamilyHandle>> hs;
-  EXPECT_TRUE(
-      db_->CreateColumnFamilies({ColumnFamilyDescriptor("write", options_)}, &hs).IsNotSupported());
-  EXPECT_TRUE(hs.empty());
+  ASSERT_TRUE(db_->CreateColumnFamilies({ColumnFamilyDescriptor("write", options_),
+                                         ColumnFamilyDescriptor("raft", options_)},
+                                        &hs)
+                  .ok());
+  ASSERT_EQ(hs.size(), 2u);
+  EXPECT_EQ(hs[1]->GetID(), 3u);
   EXPECT_TRUE(db_->DropColumnFamilies({db_->DefaultColumnFamily()}).IsInvalidArgument());
+  ASSERT_TRUE(db_->DropColumnFamilies({hs[0].get(), hs[1].get()}).ok());
+  // A dropped family: dropped again, or used, is a named InvalidArgument.
+  s = db_->DropColumnFamily(hs[0].get());
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("write (2) was dropped"), std::string::npos) << s.ToString();
+  // Its name is free again, under a new id.
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "write", &again).ok());
+  EXPECT_EQ(again->GetID(), 4u);
+  std::vector<std::string> names;
+  ASSERT_TRUE(DB::ListColumnFamilies(options_, dbname_, &names).ok());
+  EXPECT_EQ(names, (std::vector<std::string>{"default", "lock", "write"}));
 }
 
 TEST_F(DBColumnFamilyTest, OpenByDescriptorsReturnsOneHandlePerDescriptor) {
@@ -318,7 +341,7 @@ TEST_F(DBColumnFamilyTest, BadDescriptorListsAreInvalidArgument) {
   };
   for (const Case& c : {Case{{}, "default"}, Case{{"lock"}, "default"},
                         Case{{kDefaultColumnFamilyName, kDefaultColumnFamilyName}, "twice"},
-                        Case{{kDefaultColumnFamilyName, "write", "lock"}, "write, lock"}}) {
+                        Case{{kDefaultColumnFamilyName, "write", "lock"}, "lock, write"}}) {
     Status s = OpenFamilies(c.names, &handles);
     EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
     EXPECT_NE(s.ToString().find(c.expect), std::string::npos) << s.ToString();
@@ -334,6 +357,10 @@ TEST_F(DBColumnFamilyTest, ListColumnFamilies) {
   Open();
   ASSERT_TRUE(DB::ListColumnFamilies(options_, dbname_, &names).ok());  // open DB too
   EXPECT_EQ(names, std::vector<std::string>{kDefaultColumnFamilyName});
+  std::unique_ptr<ColumnFamilyHandle> h;
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "lock", &h).ok());
+  ASSERT_TRUE(DB::ListColumnFamilies(options_, dbname_, &names).ok());
+  EXPECT_EQ(names, (std::vector<std::string>{kDefaultColumnFamilyName, "lock"}));
 }
 
 // A batch record naming a family the DB does not hold fails the whole batch before anything

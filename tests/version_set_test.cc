@@ -282,7 +282,7 @@ TEST_F(VersionSetTest, PickerTakesTheFileWithTheLeastOverlapUnlessRoundRobin) {
     e.AddFile(2, Meta(22, "h", "j"));
     ASSERT_TRUE(vs->LogAndApply(&e).ok());
     std::vector<std::string> pointers(options_.num_levels);
-    auto c = PickCompaction(*vs, vs->current(), {}, &pointers);
+    auto c = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
     ASSERT_NE(c, nullptr);
     ASSERT_EQ(c->level(), 1);
     ASSERT_EQ(c->inputs(0).size(), 1u);
@@ -293,7 +293,7 @@ TEST_F(VersionSetTest, PickerTakesTheFileWithTheLeastOverlapUnlessRoundRobin) {
       EXPECT_EQ(c->inputs(0)[0]->number, 10u);
       EXPECT_EQ(c->inputs(1).size(), 2u);  // 20 and 21
       // The pointer moves on: the next pick is file 11.
-      c = PickCompaction(*vs, vs->current(), {}, &pointers);
+      c = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
       ASSERT_NE(c, nullptr);
       EXPECT_EQ(c->inputs(0)[0]->number, 11u);
     }
@@ -320,31 +320,33 @@ TEST_F(VersionSetTest, PickerRunsBesideRunningCompactions) {
   ASSERT_TRUE(vs->LogAndApply(&e).ok());
   std::vector<std::string> pointers(options_.num_levels);
   // Alone, L1 wins (the highest score): its least-overlap file is 10 or 11 (no L2 overlap).
-  auto first = PickCompaction(*vs, vs->current(), {}, &pointers);
+  auto first = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->level(), 1);
   EXPECT_EQ(first->inputs(0)[0]->number, 10u);
   // Running it (inputs marked), L1's score drops to ~2; L1 is still first, and its next free
   // file with the least overlap is 11.
   first->MarkBeingCompacted(true);
-  auto second = PickCompaction(*vs, vs->current(), {first.get()}, &pointers);
+  auto second = PickCompaction(vs->config(0), vs->current(), {first.get()}, &pointers);
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(second->level(), 1);
   EXPECT_EQ(second->inputs(0)[0]->number, 11u);
   second->MarkBeingCompacted(true);
   // L0 now needs L1's busy files 10 and 11: it waits; L1's last file 12 (with L2's 20) is
   // still free, but L1 (1,012 of 1,000 bytes free) remains due.
-  auto third = PickCompaction(*vs, vs->current(), {first.get(), second.get()}, &pointers);
+  auto third = PickCompaction(vs->config(0), vs->current(), {first.get(), second.get()}, &pointers);
   ASSERT_NE(third, nullptr);
   EXPECT_EQ(third->level(), 1);
   EXPECT_EQ(third->inputs(0)[0]->number, 12u);
   EXPECT_EQ(third->inputs(1).size(), 1u);
   // A running compaction that writes L2's g-i range (its inputs not marked here) keeps the
   // same pick from being returned: nothing else is due.
-  EXPECT_EQ(PickCompaction(*vs, vs->current(), {first.get(), second.get(), third.get()}, &pointers),
+  EXPECT_EQ(PickCompaction(vs->config(0), vs->current(), {first.get(), second.get(), third.get()},
+                           &pointers),
             nullptr);
   third->MarkBeingCompacted(true);
-  EXPECT_EQ(PickCompaction(*vs, vs->current(), {first.get(), second.get(), third.get()}, &pointers),
+  EXPECT_EQ(PickCompaction(vs->config(0), vs->current(), {first.get(), second.get(), third.get()},
+                           &pointers),
             nullptr);
 }
 
@@ -394,7 +396,7 @@ TEST_F(VersionSetTest, LevelTargetsStaticAndDynamic) {
     EXPECT_EQ(t.lowest_unnecessary_level, -1);
     // L0 (at its trigger) compacts into L3, which is empty: both files, nothing to merge with.
     std::vector<std::string> pointers(options_.num_levels);
-    auto c = PickCompaction(*vs, vs->current(), {}, &pointers);
+    auto c = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->level(), 0);
     EXPECT_EQ(c->output_level(), 3);
@@ -415,7 +417,7 @@ TEST_F(VersionSetTest, LevelTargetsStaticAndDynamic) {
     EXPECT_EQ(t.lowest_unnecessary_level, 2);
     EXPECT_EQ(t.max_bytes[1], 1000u);  // never below max_bytes_for_level_base
     std::vector<std::string> pointers(options_.num_levels);
-    auto c = PickCompaction(*vs, vs->current(), {}, &pointers);
+    auto c = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->level(), 1);
     EXPECT_EQ(c->output_level(), 2);
@@ -440,14 +442,15 @@ TEST_F(VersionSetTest, StaticL0IsDueByFilesOrBytes) {
   vs->SetLastSequence(31);
   ASSERT_TRUE(vs->LogAndApply(&e).ok());
   std::vector<std::string> pointers(options_.num_levels);
-  EXPECT_LT(MaxCompactionScore(*vs, *vs->current()), 1);  // 2 of 4 files, 4,000 of 5,000 bytes
-  EXPECT_EQ(PickCompaction(*vs, vs->current(), {}, &pointers), nullptr);
+  EXPECT_LT(MaxCompactionScore(vs->config(0), *vs->current()),
+            1);  // 2 of 4 files, 4,000 of 5,000 bytes
+  EXPECT_EQ(PickCompaction(vs->config(0), vs->current(), {}, &pointers), nullptr);
   VersionEdit more;
   more.AddFile(0, sized(32, "c", "e", 1000));
   vs->SetLastSequence(32);
   ASSERT_TRUE(vs->LogAndApply(&more).ok());
-  EXPECT_GE(MaxCompactionScore(*vs, *vs->current()), 1);  // 5,000 bytes: due with 3 files
-  auto c = PickCompaction(*vs, vs->current(), {}, &pointers);
+  EXPECT_GE(MaxCompactionScore(vs->config(0), *vs->current()), 1);  // 5,000 bytes: due with 3 files
+  auto c = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level(), 0);
   EXPECT_EQ(c->output_level(), 1);
@@ -470,18 +473,18 @@ TEST_F(VersionSetTest, PendingCompactionBytesEstimate) {
   e.AddFile(2, Meta(20, "a", "b"));
   e.AddFile(2, Meta(21, "c", "c"));  // L2: 2,041 bytes
   ASSERT_TRUE(vs->LogAndApply(&e).ok());
-  EXPECT_EQ(EstimatePendingCompactionBytes(*vs, *vs->current()), 0u);
+  EXPECT_EQ(EstimatePendingCompactionBytes(vs->config(0), *vs->current()), 0u);
   VersionEdit e2;
   e2.AddFile(0, Meta(6, "b", "y"));  // L0: 2 files, 2,011 bytes: at the trigger
   ASSERT_TRUE(vs->LogAndApply(&e2).ok());
-  EXPECT_EQ(EstimatePendingCompactionBytes(*vs, *vs->current()), 2011u + 3033u);
+  EXPECT_EQ(EstimatePendingCompactionBytes(vs->config(0), *vs->current()), 2011u + 3033u);
 
   options_.level0_file_num_compaction_trigger = 4;
   options_.max_bytes_for_level_base = 1000;  // L1 is 2,033 bytes over; L2's target is 10,000
   auto vs2 = NewSet();
   ASSERT_TRUE(vs2->Recover().ok());
   // 2,033 × (1 + 2,041 / 3,033) = 3,401; L2 with L1's excess (4,074 bytes) is under target.
-  EXPECT_EQ(EstimatePendingCompactionBytes(*vs2, *vs2->current()), 3401u);
+  EXPECT_EQ(EstimatePendingCompactionBytes(vs2->config(0), *vs2->current()), 3401u);
 }
 
 TEST_F(VersionSetTest, ManifestRollsOverWhenLarge) {

@@ -55,6 +55,9 @@ struct DBOptions {
   // ---- Opening ----
   bool create_if_missing = false;
   bool error_if_exists = false;
+  // DB::Open with column family descriptors creates the families it names that the DB does
+  // not hold (otherwise the open fails naming them).
+  bool create_missing_column_families = false;
   // Verify more on open and fail on any inconsistency instead of skipping it.
   bool paranoid_checks = true;
   WALRecoveryMode wal_recovery_mode = WALRecoveryMode::kTolerateCorruptedTailRecords;

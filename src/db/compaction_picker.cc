@@ -98,11 +98,11 @@ bool AddNextLevelInputs(const Comparator* ucmp, Compaction* c) {
 }
 
 // kRoundRobin: the first file after the level's compaction pointer, wrapping around.
-std::shared_ptr<FileMetaData> PickRoundRobin(const VersionSet& vset, const FileList& files,
+std::shared_ptr<FileMetaData> PickRoundRobin(const FamilyConfig& family, const FileList& files,
                                              const std::string& pointer) {
   for (const auto& f : files) {
     if (f->being_compacted) continue;
-    if (pointer.empty() || vset.icmp()->Compare(f->largest, pointer) > 0) return f;
+    if (pointer.empty() || family.icmp->Compare(f->largest, pointer) > 0) return f;
   }
   for (const auto& f : files) {
     if (!f->being_compacted) return f;
@@ -142,7 +142,9 @@ std::shared_ptr<FileMetaData> PickMinOverlappingRatio(const Comparator* ucmp, co
   return best;
 }
 
-uint64_t OutputFileSize(const VersionSet& vset) { return vset.options().target_file_size_base; }
+uint64_t OutputFileSize(const FamilyConfig& family) {
+  return family.options->target_file_size_base;
+}
 
 // What every compaction the picker returns guarantees (see the invariant at its use).
 [[maybe_unused]] bool InputsComplete(const Comparator* ucmp, const Compaction& c) {
@@ -228,14 +230,14 @@ LevelTargets ComputeLevelTargets(const Options& o, const Version& v) {
   return t;
 }
 
-double MaxCompactionScore(const VersionSet& vset, const Version& version) {
+double MaxCompactionScore(const FamilyConfig& family, const Version& version) {
   const std::vector<double> scores =
-      LevelScores(vset.options(), version, ComputeLevelTargets(vset.options(), version));
+      LevelScores(*family.options, version, ComputeLevelTargets(*family.options, version));
   return *std::max_element(scores.begin(), scores.end());
 }
 
-uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& version) {
-  const Options& o = vset.options();
+uint64_t EstimatePendingCompactionBytes(const FamilyConfig& family, const Version& version) {
+  const Options& o = *family.options;
   const LevelTargets t = ComputeLevelTargets(o, version);
   const int last = version.num_levels() - 1;
   uint64_t pending = 0;
@@ -281,19 +283,20 @@ bool OutputConflicts(const Comparator* ucmp, const Compaction& c,
 int OutputLevel(const LevelTargets& t, int level) { return level == 0 ? t.base_level : level + 1; }
 
 // The compaction of level that the picker would run, or null when its inputs are busy.
-std::unique_ptr<Compaction> PickAtLevel(const VersionSet& vset, std::shared_ptr<Version> version,
-                                        int level, int output_level,
+std::unique_ptr<Compaction> PickAtLevel(const FamilyConfig& family,
+                                        std::shared_ptr<Version> version, int level,
+                                        int output_level,
                                         const std::vector<std::string>& pointers) {
-  const Comparator* ucmp = vset.icmp()->user_comparator();
-  auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(vset));
+  const Comparator* ucmp = family.icmp->user_comparator();
+  auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(family));
   const FileList& files = version->files(level);
   if (level == 0) {
     if (AnyBusy(files)) return nullptr;
     c->mutable_inputs(0) = files;
   } else {
     std::shared_ptr<FileMetaData> pick =
-        vset.options().compaction_pri == CompactionPri::kRoundRobin
-            ? PickRoundRobin(vset, files, pointers[level])
+        family.options->compaction_pri == CompactionPri::kRoundRobin
+            ? PickRoundRobin(family, files, pointers[level])
             : PickMinOverlappingRatio(ucmp, files, version->files(output_level));
     if (pick == nullptr) return nullptr;
     c->mutable_inputs(0).push_back(pick);
@@ -304,22 +307,23 @@ std::unique_ptr<Compaction> PickAtLevel(const VersionSet& vset, std::shared_ptr<
 
 }  // namespace
 
-std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
+std::unique_ptr<Compaction> PickCompaction(const FamilyConfig& family,
+                                           std::shared_ptr<Version> version,
                                            const std::vector<const Compaction*>& running,
                                            std::vector<std::string>* compact_pointers) {
   // Levels due for compaction, the highest score first; the first whose inputs are free wins.
-  const LevelTargets targets = ComputeLevelTargets(vset.options(), *version);
-  const std::vector<double> scores = LevelScores(vset.options(), *version, targets);
+  const LevelTargets targets = ComputeLevelTargets(*family.options, *version);
+  const std::vector<double> scores = LevelScores(*family.options, *version, targets);
   std::vector<std::pair<double, int>> due;
   for (int level = 0; level + 1 < version->num_levels(); level++) {
     if (scores[level] >= 1) due.emplace_back(scores[level], level);
   }
   std::stable_sort(due.begin(), due.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  const Comparator* ucmp = vset.icmp()->user_comparator();
+  const Comparator* ucmp = family.icmp->user_comparator();
   for (const auto& [score, level] : due) {
     std::unique_ptr<Compaction> c =
-        PickAtLevel(vset, version, level, OutputLevel(targets, level), *compact_pointers);
+        PickAtLevel(family, version, level, OutputLevel(targets, level), *compact_pointers);
     if (c == nullptr || OutputConflicts(ucmp, *c, running)) continue;
     if (level > 0) (*compact_pointers)[level] = c->inputs(0)[0]->largest;
     // Invariant: of every compaction it returns, the picker guarantees (given a Version whose
@@ -344,7 +348,7 @@ std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_p
   return nullptr;
 }
 
-std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
+std::unique_ptr<Compaction> RangeCompaction(const FamilyConfig& family,
                                             std::shared_ptr<Version> version, int level,
                                             const Slice* begin, const Slice* end) {
   FileList in = version->OverlappingInputs(level, begin, end);
@@ -352,23 +356,23 @@ std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
   // L0 files overlap one another: taking some but not older overlapping ones would move newer
   // data below older data. L0 always goes down whole.
   if (level == 0) in = version->files(0);
-  const int output_level = OutputLevel(ComputeLevelTargets(vset.options(), *version), level);
-  auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(vset));
+  const int output_level = OutputLevel(ComputeLevelTargets(*family.options, *version), level);
+  auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(family));
   c->mutable_inputs(0) = std::move(in);
-  const Comparator* ucmp = vset.icmp()->user_comparator();
+  const Comparator* ucmp = family.icmp->user_comparator();
   if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
   // Invariant: as PickCompaction's.
   SHALE_ASSERT(InputsComplete(ucmp, *c));
   return c;
 }
 
-std::unique_ptr<Compaction> InPlaceCompaction(const VersionSet& vset,
+std::unique_ptr<Compaction> InPlaceCompaction(const FamilyConfig& family,
                                               std::shared_ptr<Version> version, int level,
                                               const Slice* begin, const Slice* end,
                                               uint64_t first_skipped_number) {
   SHALE_ASSERT(level >= 1);
   const FileList in = version->OverlappingInputs(level, begin, end);
-  auto c = std::make_unique<Compaction>(version, level, level, OutputFileSize(vset));
+  auto c = std::make_unique<Compaction>(version, level, level, OutputFileSize(family));
   // The first run of consecutive files none of which is skipped or busy: a gap left by a
   // skipped file inside the inputs would let an output overlap it.
   for (const auto& f : in) {
@@ -379,7 +383,7 @@ std::unique_ptr<Compaction> InPlaceCompaction(const VersionSet& vset,
     }
   }
   if (c->inputs(0).empty()) return nullptr;
-  const Comparator* ucmp = vset.icmp()->user_comparator();
+  const Comparator* ucmp = family.icmp->user_comparator();
   if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
   // Invariant: as PickCompaction's, the output level being the inputs' own.
   SHALE_ASSERT(InputsComplete(ucmp, *c));

@@ -24,7 +24,7 @@
 
 namespace shale {
 
-class VersionSet;
+struct FamilyConfig;
 
 // The target size of each level and where L0 compacts to. Static sizing (the default): L0
 // compacts to L1, whose target is max_bytes_for_level_base, each deeper level's a multiplier
@@ -47,27 +47,28 @@ LevelTargets ComputeLevelTargets(const Options& options, const Version& version)
 // one whose inputs no running compaction holds (marked being_compacted) and whose output key
 // range no compaction in running writes into. Null when there is none. compact_pointers (one
 // per level) is advanced for the level picked.
-std::unique_ptr<Compaction> PickCompaction(const VersionSet& vset, std::shared_ptr<Version> version,
+std::unique_ptr<Compaction> PickCompaction(const FamilyConfig& family,
+                                           std::shared_ptr<Version> version,
                                            const std::vector<const Compaction*>& running,
                                            std::vector<std::string>* compact_pointers);
 // The highest level score (>= 1 means a compaction is due).
-double MaxCompactionScore(const VersionSet& vset, const Version& version);
+double MaxCompactionScore(const FamilyConfig& family, const Version& version);
 // The bytes compaction would read and write to bring every level under its target (0 when no
 // compaction is due): all of L0 and L1 once L0 reaches its trigger; for a level n >= 1 over its
 // target (counting what the level above sends down), the excess and the share of level n + 1
 // it overlaps in proportion, excess × (1 + size(n + 1) / size(n)).
-uint64_t EstimatePendingCompactionBytes(const VersionSet& vset, const Version& version);
+uint64_t EstimatePendingCompactionBytes(const FamilyConfig& family, const Version& version);
 // Every file of level overlapping [begin, end] (null: unbounded; at L0 every L0 file) plus the
 // overlapping files of its output level (level + 1, or the base level for L0); null when level has
 // none there (or they are busy).
-std::unique_ptr<Compaction> RangeCompaction(const VersionSet& vset,
+std::unique_ptr<Compaction> RangeCompaction(const FamilyConfig& family,
                                             std::shared_ptr<Version> version, int level,
                                             const Slice* begin, const Slice* end);
 // A compaction of level (>= 1) into itself: the first run of consecutive files of level
 // overlapping [begin, end] (null: unbounded) whose numbers are below first_skipped_number and
 // that no compaction holds. Null when there is none. Called again after it has run (its outputs
 // having numbers at or above first_skipped_number), it takes the next such run.
-std::unique_ptr<Compaction> InPlaceCompaction(const VersionSet& vset,
+std::unique_ptr<Compaction> InPlaceCompaction(const FamilyConfig& family,
                                               std::shared_ptr<Version> version, int level,
                                               const Slice* begin, const Slice* end,
                                               uint64_t first_skipped_number);

@@ -24,60 +24,106 @@
 
 namespace shale {
 
-TableBuilderOptions DBImpl::BuilderOptions() const {
+TableBuilderOptions DBImpl::BuilderOptions(const ColumnFamilyData& cfd) {
+  const Options& options = cfd.options;
   TableBuilderOptions o;
-  o.comparator = &icmp_;
-  o.block_size = options_.block_size;
-  o.block_restart_interval = options_.block_restart_interval;
-  o.bloom_bits_per_key = options_.bloom_bits_per_key;
-  o.compression = options_.compression;
-  if (options_.merge_operator) o.merge_operator_name = options_.merge_operator->Name();
+  o.comparator = &cfd.icmp;
+  o.block_size = options.block_size;
+  o.block_restart_interval = options.block_restart_interval;
+  o.bloom_bits_per_key = options.bloom_bits_per_key;
+  o.compression = options.compression;
+  if (options.merge_operator) o.merge_operator_name = options.merge_operator->Name();
   return o;
 }
 
-MemTable* DBImpl::NewMemTable() const {
-  auto* m = new MemTable(icmp_, MemTable::ArenaBlockSizeFor(options_.write_buffer_size),
-                         static_cast<size_t>(static_cast<double>(options_.write_buffer_size) *
-                                             options_.memtable_bloom_size_ratio));
-  m->Ref();  // the caller's reference; the memtable frees itself on the last Unref
-  return m;
-}
-
-void DBImpl::InstallSuperVersion() {
+void DBImpl::InstallSuperVersion(ColumnFamilyData* cfd) {
   // A SuperVersion's memtables are ordered newest first, as reads need them: by the first WAL
   // holding their data, each immutable memtable is older than the one before it, and the
   // mutable memtable is newer than all of them. (A memtable that becomes mutable gets a log
-  // created just before, and log numbers only grow; recovery may give mem_ an older, replayed
+  // created just before, and log numbers only grow; recovery may give mem an older, replayed
   // log, but only while there are no immutable memtables.)
   if constexpr (kInvariantChecks) {
-    for (size_t i = 0; i < imm_.size(); i++) {
-      const uint64_t newer = i == 0 ? mem_log_number_ : imm_[i - 1].log_number;
-      SHALE_ASSERT(imm_[i].log_number < newer);
+    for (size_t i = 0; i < cfd->imm.size(); i++) {
+      const uint64_t newer = i == 0 ? cfd->mem_log_number : cfd->imm[i - 1].log_number;
+      SHALE_ASSERT(cfd->imm[i].log_number < newer);
     }
   }
   std::vector<MemTable*> imm;
-  for (const Immutable& i : imm_) imm.push_back(i.mem);
-  auto sv = std::make_shared<SuperVersion>(mem_, std::move(imm), versions_->current());
-  pending_compaction_bytes_ = EstimatePendingCompactionBytes(*versions_, *versions_->current());
-  {
-    MutexLock l(&sv_mutex_);
-    sv.swap(super_version_);
-  }
-  // The old one (sv now) is released outside the lock: its destructor may free memtables.
+  for (const ColumnFamilyData::Immutable& i : cfd->imm) imm.push_back(i.mem);
+  std::shared_ptr<Version> current = versions_->current(cfd->id);
+  cfd->pending_compaction_bytes = EstimatePendingCompactionBytes(cfd->config(), *current);
+  auto sv = std::make_shared<SuperVersion>(cfd->shared_from_this(), cfd->mem, std::move(imm),
+                                           std::move(current));
+  // The old one is released here, outside sv_mutex: its destructor may free memtables.
+  cfd->SwapSuperVersion(std::move(sv)).reset();
 }
+
+void DBImpl::ReleaseSuperVersion(ColumnFamilyData* cfd) { cfd->SwapSuperVersion(nullptr).reset(); }
 
 // ---------------------------------------------------------------- write path
 
-Status DBImpl::SwitchMemtable() {
-  const uint64_t old_log = mem_log_number_;
+Status DBImpl::SwitchMemtables(const std::vector<ColumnFamilyData*>& families) {
+  if (families.empty()) return Status::OK();
   Status s = CreateLog(/*keep_previous=*/true);
   if (!s.ok()) return s;
-  imm_.push_front(Immutable{mem_, old_log});
-  mem_ = NewMemTable();
-  mem_log_number_ = log_number_;
-  InstallSuperVersion();
+  for (ColumnFamilyData* cfd : families) {
+    cfd->imm.push_front(ColumnFamilyData::Immutable{cfd->mem, cfd->mem_log_number});
+    cfd->mem = cfd->NewMemTable();
+    cfd->mem_log_number = log_number_;
+    InstallSuperVersion(cfd);
+  }
+  // A family holding nothing unflushed needs none of the older logs: it starts in the new one
+  // (only the leader inserts, so its memtable stays empty meanwhile).
+  for (const auto& [id, other] : *Families()) {
+    if (other->imm.empty() && other->mem->num_entries() == 0) {
+      other->mem_log_number = log_number_;
+    }
+  }
   bg_work_cv_.SignalAll();
   return Status::OK();
+}
+
+// What MakeRoomForWrite acts on: the worst condition over the families, and which family.
+struct DBImpl::StallState {
+  ColumnFamilyData* l0_stop = nullptr;
+  ColumnFamilyData* pending_stop = nullptr;
+  ColumnFamilyData* l0_slow = nullptr;
+  ColumnFamilyData* pending_slow = nullptr;
+  ColumnFamilyData* memtable_limit = nullptr;  // full, with no room for another immutable one
+  std::vector<ColumnFamilyData*> full;         // memtables to switch
+};
+
+DBImpl::StallState DBImpl::ComputeStall() {
+  StallState st;
+  for (const auto& [id, cfd_ptr] : *Families()) {
+    ColumnFamilyData* cfd = cfd_ptr.get();
+    const Options& o = cfd->options;
+    // L0's triggers and the pending-bytes limits say that compaction is behind. With automatic
+    // compactions off nothing brings them down (a bulk load, then CompactRange), so they do
+    // not apply: waiting would never end, and CompactRange would queue behind the stalled
+    // writer.
+    const bool auto_compactions = !o.disable_auto_compactions;
+    const size_t l0 = auto_compactions ? versions_->current(id)->files(0).size() : 0;
+    const uint64_t pending = auto_compactions ? cfd->pending_compaction_bytes : 0;
+    const uint64_t soft = o.soft_pending_compaction_bytes_limit;
+    const uint64_t hard = o.hard_pending_compaction_bytes_limit;
+    if (st.l0_stop == nullptr && l0 >= static_cast<size_t>(o.level0_stop_writes_trigger)) {
+      st.l0_stop = cfd;
+    }
+    if (st.pending_stop == nullptr && hard > 0 && pending >= hard) st.pending_stop = cfd;
+    if (st.l0_slow == nullptr && l0 >= static_cast<size_t>(o.level0_slowdown_writes_trigger)) {
+      st.l0_slow = cfd;
+    }
+    if (st.pending_slow == nullptr && soft > 0 && pending >= soft) st.pending_slow = cfd;
+    if (cfd->mem->ApproximateMemoryUsage() >= o.write_buffer_size) {
+      if (cfd->imm.size() + 1 >= static_cast<size_t>(o.max_write_buffer_number)) {
+        if (st.memtable_limit == nullptr) st.memtable_limit = cfd;
+      } else {
+        st.full.push_back(cfd);
+      }
+    }
+  }
+  return st;
 }
 
 Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
@@ -89,28 +135,20 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
                              bg_error_.ToString());
     }
     if (shutting_down_) return Status::Aborted("the DB is closing");
-    // L0's triggers and the pending-bytes limits say that compaction is behind. With automatic
-    // compactions off nothing brings them down (a bulk load, then CompactRange), so they do
-    // not apply: waiting would never end, and CompactRange would queue behind the stalled
-    // writer.
-    const bool auto_compactions = !options_.disable_auto_compactions;
-    const size_t l0 = auto_compactions ? versions_->current()->files(0).size() : 0;
-    const uint64_t pending = auto_compactions ? pending_compaction_bytes_ : 0;
-    const uint64_t soft = options_.soft_pending_compaction_bytes_limit;
-    const uint64_t hard = options_.hard_pending_compaction_bytes_limit;
-    const bool l0_stop = l0 >= static_cast<size_t>(options_.level0_stop_writes_trigger);
-    const bool pending_stop = hard > 0 && pending >= hard;
-    const bool l0_slow = l0 >= static_cast<size_t>(options_.level0_slowdown_writes_trigger);
-    const bool pending_slow = soft > 0 && pending >= soft;
-    const bool mem_full = mem_->ApproximateMemoryUsage() >= options_.write_buffer_size;
-    if (!delayed && !l0_stop && !pending_stop && (l0_slow || pending_slow)) {
+    const StallState st = ComputeStall();
+    const bool stop = st.l0_stop != nullptr || st.pending_stop != nullptr;
+    ColumnFamilyData* slow = st.l0_slow != nullptr ? st.l0_slow : st.pending_slow;
+    if (!delayed && !stop && slow != nullptr) {
       // Slow down: the group's bytes pass at delayed_write_rate (WriteDelay).
       delayed = true;
-      stall_reason_ = l0_slow ? "level0-slowdown" : "pending-compaction-bytes-slowdown";
+      stall_reason_ =
+          st.l0_slow != nullptr ? "level0-slowdown" : "pending-compaction-bytes-slowdown";
+      stall_family_ = slow->name;
       const uint64_t sleep = write_delay_.Delay(group_bytes, NowMicros());
       if (sleep > 0) {
         write_thread_.LeaderStalls();
-        (l0_slow ? stall_count_l0_slowdown_ : stall_count_pending_slowdown_)++;
+        (st.l0_slow != nullptr ? slow->stall_count_l0_slowdown
+                               : slow->stall_count_pending_slowdown)++;
         const uint64_t start = NowMicros();
         mutex_.Unlock();
         std::this_thread::sleep_for(std::chrono::microseconds(sleep));
@@ -119,27 +157,27 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
       }
       continue;
     }
-    if (!l0_slow && !pending_slow) write_delay_.Reset();
-    if (l0_stop) {
+    if (slow == nullptr) write_delay_.Reset();
+    if (st.l0_stop != nullptr) {
       stall_reason_ = "level0-stop";
-      stall_count_l0_stop_++;
-    } else if (pending_stop) {
+      stall_family_ = st.l0_stop->name;
+      st.l0_stop->stall_count_l0_stop++;
+    } else if (st.pending_stop != nullptr) {
       stall_reason_ = "pending-compaction-bytes-stop";
-      stall_count_pending_stop_++;
-    } else if (mem_full &&
-               imm_.size() + 1 >= static_cast<size_t>(options_.max_write_buffer_number)) {
+      stall_family_ = st.pending_stop->name;
+      st.pending_stop->stall_count_pending_stop++;
+    } else if (st.memtable_limit != nullptr) {
       stall_reason_ = "memtable-limit";
-      stall_count_memtable_++;
+      stall_family_ = st.memtable_limit->name;
+      st.memtable_limit->stall_count_memtable++;
     } else {
-      if (!delayed) stall_reason_ = "none";
-      if (mem_full) {
-        Status s = SwitchMemtable();
-        if (!s.ok()) {
-          SetBackgroundErrorLocked(s);
-          return s;
-        }
+      if (!delayed) {
+        stall_reason_ = "none";
+        stall_family_.clear();
       }
-      return Status::OK();
+      Status s = SwitchMemtables(st.full);
+      if (!s.ok()) SetBackgroundErrorLocked(s);
+      return s;
     }
     // Stop: wait for a flush or compaction to make room.
     write_thread_.LeaderStalls();
@@ -164,10 +202,16 @@ Status DBImpl::StartBackgroundThreads() {
 }
 
 bool DBImpl::NeedsCompaction() const {
-  if (options_.disable_auto_compactions || manual_compaction_ || manual_compactions_waiting_ > 0) {
-    return false;
+  if (manual_compaction_ || manual_compactions_waiting_ > 0) return false;
+  for (const auto& [id, cfd] : *Families()) {
+    if (NeedsCompaction(*cfd)) return true;
   }
-  return MaxCompactionScore(*versions_, *versions_->current()) >= 1;
+  return false;
+}
+
+bool DBImpl::NeedsCompaction(const ColumnFamilyData& cfd) const {
+  return !cfd.options.disable_auto_compactions &&
+         MaxCompactionScore(cfd.config(), *versions_->current(cfd.id)) >= 1;
 }
 
 int DBImpl::MaxCompactions() const {
@@ -182,9 +226,17 @@ size_t DBImpl::CompactionLimit() const {
 }
 
 bool DBImpl::CompactionBehind() const {
-  const Version& v = *versions_->current();
-  const int64_t trigger = options_.level0_file_num_compaction_trigger;
-  const int64_t slowdown = options_.level0_slowdown_writes_trigger;
+  for (const auto& [id, cfd] : *Families()) {
+    if (CompactionBehind(*cfd)) return true;
+  }
+  return false;
+}
+
+bool DBImpl::CompactionBehind(const ColumnFamilyData& cfd) const {
+  const Options& options = cfd.options;
+  const Version& v = *versions_->current(cfd.id);
+  const int64_t trigger = options.level0_file_num_compaction_trigger;
+  const int64_t slowdown = options.level0_slowdown_writes_trigger;
   if (static_cast<int64_t>(v.files(0).size()) >=
       std::min(2 * trigger, trigger + (slowdown - trigger) / 4)) {
     return true;
@@ -195,19 +247,20 @@ bool DBImpl::CompactionBehind() const {
   for (int level = v.num_levels() - 1; level > 0 && bottom == 0; level--) {
     bottom = v.NumLevelBytes(level);
   }
-  uint64_t threshold = std::max(bottom / 8, 2 * options_.max_bytes_for_level_base);
-  if (options_.soft_pending_compaction_bytes_limit > 0) {
-    threshold = std::min(threshold, options_.soft_pending_compaction_bytes_limit / 4);
+  uint64_t threshold = std::max(bottom / 8, 2 * options.max_bytes_for_level_base);
+  if (options.soft_pending_compaction_bytes_limit > 0) {
+    threshold = std::min(threshold, options.soft_pending_compaction_bytes_limit / 4);
   }
-  return pending_compaction_bytes_ > 0 && pending_compaction_bytes_ >= threshold;
+  return cfd.pending_compaction_bytes > 0 && cfd.pending_compaction_bytes >= threshold;
 }
 
 void DBImpl::BackgroundThread() {
   MutexLock l(&mutex_);
   while (!shutting_down_) {
-    if (!flush_running_ && !imm_.empty() && bg_error_.ok()) {
+    std::shared_ptr<ColumnFamilyData> flush;
+    if (!flush_running_ && bg_error_.ok() && (flush = PickFlush()) != nullptr) {
       flush_running_ = true;
-      BackgroundFlush();
+      BackgroundFlush(flush);
       flush_running_ = false;
       bg_done_cv_.SignalAll();
       bg_work_cv_.SignalAll();
@@ -225,11 +278,11 @@ void DBImpl::BackgroundThread() {
 
 // ---------------------------------------------------------------- flush
 
-Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
+Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit) {
   FileMetaData meta;
   meta.number = versions_->NewFileNumber();
   pending_outputs_.insert(meta.number);
-  const TableBuilderOptions options = BuilderOptions();
+  const TableBuilderOptions options = BuilderOptions(*cfd);
   // Versions hidden from every reader are dropped: a snapshot taken from here on reads at a
   // sequence newer than all of mem's entries, so it needs only their newest.
   const std::vector<SequenceNumber> snapshots = SnapshotSequences();
@@ -239,7 +292,7 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
     mutex_.Unlock();
     std::unique_ptr<InternalIterator> iter = mem->NewIterator();
     s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta, &filter,
-                   options_.rate_limiter.get(), stats_);
+                   cfd->options.rate_limiter.get(), stats_);
     mutex_.Lock();
   }
   if (s.ok() && meta.file_size > 0) {
@@ -254,29 +307,59 @@ Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
   return s;
 }
 
-void DBImpl::BackgroundFlush() {
-  if (imm_.empty()) return;
-  const Immutable oldest = imm_.back();
+std::shared_ptr<ColumnFamilyData> DBImpl::PickFlush() const {
+  std::shared_ptr<ColumnFamilyData> pick;
+  for (const auto& [id, cfd] : *Families()) {
+    if (!cfd->imm.empty() &&
+        (pick == nullptr || cfd->imm.back().log_number < pick->imm.back().log_number)) {
+      pick = cfd;
+    }
+  }
+  return pick;
+}
+
+std::vector<VersionEdit> DBImpl::AdvanceIdleLogNumbers(uint32_t except) const {
+  std::vector<VersionEdit> edits;
+  for (const auto& [id, cfd] : *Families()) {
+    if (id == except || cfd->OldestLogNumber() <= versions_->log_number(id)) continue;
+    VersionEdit& e = edits.emplace_back();
+    e.SetColumnFamily(id);
+    e.SetLogNumber(cfd->OldestLogNumber());
+  }
+  return edits;
+}
+
+void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
+  if (cfd->imm.empty()) return;
+  const ColumnFamilyData::Immutable oldest = cfd->imm.back();
   VersionEdit edit;
-  Status s = WriteLevel0Table(oldest.mem, &edit);
-  if (s.ok()) {
-    // Every log before the next memtable's first log is now fully in tables.
-    const uint64_t keep_from = imm_.size() > 1 ? imm_[imm_.size() - 2].log_number : mem_log_number_;
+  edit.SetColumnFamily(cfd->id);
+  Status s = WriteLevel0Table(cfd.get(), oldest.mem, &edit);
+  if (s.ok() && !cfd->dropped.load(std::memory_order_relaxed)) {
+    // Every log before the next memtable's first log is now fully in tables, for this family;
+    // families with nothing unflushed in them move on with it, in the same record.
+    const uint64_t keep_from =
+        cfd->imm.size() > 1 ? cfd->imm[cfd->imm.size() - 2].log_number : cfd->mem_log_number;
     edit.SetLogNumber(keep_from);
+    std::vector<VersionEdit> others = AdvanceIdleLogNumbers(cfd->id);
+    std::vector<VersionEdit*> edits = {&edit};
+    for (VersionEdit& e : others) edits.push_back(&e);
     versions_->SetLastSequence(
         std::max(versions_->last_sequence(), last_sequence_.load(std::memory_order_acquire)));
-    s = versions_->LogAndApply(&edit);
+    s = versions_->LogAndApply(edits);
   }
   for (const auto& [level, f] : edit.new_files()) pending_outputs_.erase(f.number);
   if (!s.ok()) {
     SetBackgroundErrorLocked(s);
     return;
   }
-  imm_.pop_back();
+  // A family dropped while its memtable was written keeps nothing: the table is not recorded
+  // (DeleteObsoleteFiles removes it), and the memtable goes.
+  cfd->imm.pop_back();
   oldest.mem->Unref();
   num_flushes_++;
   if (stats_ != nullptr) stats_->recordTick(NUMBER_FLUSHES);
-  InstallSuperVersion();
+  if (!cfd->dropped.load(std::memory_order_relaxed)) InstallSuperVersion(cfd.get());
   DeleteObsoleteFiles();
 }
 
@@ -329,8 +412,12 @@ void DBImpl::DeleteObsoleteFiles() {
       if (!keep) doomed.emplace_back(type, number);
     }
   }
+  const std::shared_ptr<const FamilyMap> families = Families();
   for (const auto& [type, number] : doomed) {
-    if (type == FileType::kTable) table_cache_->Evict(number);
+    if (type == FileType::kTable) {
+      // Readers of a dropped family's tables close with the family.
+      for (const auto& [id, cfd] : *families) cfd->table_cache->Evict(number);
+    }
     const std::string name = type == FileType::kLog        ? LogFileName(dbname_, number)
                              : type == FileType::kTable    ? TableFileName(dbname_, number)
                              : type == FileType::kManifest ? ManifestFileName(dbname_, number)
@@ -342,29 +429,38 @@ void DBImpl::DeleteObsoleteFiles() {
 
 // ---------------------------------------------------------------- explicit calls
 
-Status DBImpl::Flush(const FlushOptions& options) {
-  Status s = CheckOpen();
-  if (!s.ok()) return s;
-  s = WithWritesStopped([this]() -> Status {
+Status DBImpl::FlushImpl(const FlushOptions& options,
+                         const std::vector<ColumnFamilyData*>& families) {
+  Status s = WithWritesStopped([&]() -> Status {
     MutexLock l(&mutex_);
-    if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
-    if (mem_->num_entries() == 0) return Status::OK();
-    // Like a full memtable, wait for room: max_write_buffer_number bounds memtables however
-    // they are switched (a loop of Put and Flush without waiting would pile them up).
-    while (bg_error_.ok() && !shutting_down_ &&
-           imm_.size() + 1 >= static_cast<size_t>(options_.max_write_buffer_number)) {
-      bg_work_cv_.SignalAll();
-      bg_done_cv_.Wait();
+    std::vector<ColumnFamilyData*> switching;
+    for (ColumnFamilyData* cfd : families) {
+      if (cfd->dropped.load(std::memory_order_relaxed) || cfd->mem->num_entries() == 0) continue;
+      // Like a full memtable, wait for room: max_write_buffer_number bounds memtables however
+      // they are switched (a loop of Put and Flush without waiting would pile them up).
+      while (bg_error_.ok() && !shutting_down_ &&
+             cfd->imm.size() + 1 >= static_cast<size_t>(cfd->options.max_write_buffer_number)) {
+        bg_work_cv_.SignalAll();
+        bg_done_cv_.Wait();
+      }
+      switching.push_back(cfd);
     }
     if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
     if (shutting_down_) return Status::Aborted("the DB is closing");
-    Status r = SwitchMemtable();
+    // One new WAL for all of them.
+    Status r = SwitchMemtables(switching);
     if (!r.ok()) SetBackgroundErrorLocked(r);
     return r;
   });
   if (!s.ok() || !options.wait) return s;
   MutexLock l(&mutex_);
-  while (!imm_.empty() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
+  auto flushing = [&] {
+    for (ColumnFamilyData* cfd : families) {
+      if (!cfd->imm.empty() && !cfd->dropped.load(std::memory_order_relaxed)) return true;
+    }
+    return false;
+  };
+  while (flushing() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
   return bg_error_.ok() ? Status::OK() : Status::IOError("flush failed", bg_error_.ToString());
 }
 
@@ -373,7 +469,8 @@ Status DBImpl::WaitForCompact() {
   if (!s.ok()) return s;
   MutexLock l(&mutex_);
   while (bg_error_.ok() && !shutting_down_ &&
-         (flush_running_ || !running_compactions_.empty() || !imm_.empty() || NeedsCompaction())) {
+         (flush_running_ || !running_compactions_.empty() || PickFlush() != nullptr ||
+          NeedsCompaction())) {
     bg_work_cv_.SignalAll();
     bg_done_cv_.Wait();
   }

@@ -1,6 +1,7 @@
-// DBImpl's column family calls: the handles, and the handle-taking forms of the read and write
-// calls. The DB holds the default family only (shale/column_family.h): a call checks that its
-// handle is one of this DB's and names that family, then acts as the call without a handle.
+// DBImpl's column family calls: creating and dropping families, the handles, and the
+// handle-taking forms of the read and write calls (a call checks that its handle is one of this
+// DB's and names a live family, then acts on that family; the calls without a handle act on
+// the default family).
 #include <fmt/format.h>
 
 #include "src/db/column_family.h"
@@ -18,36 +19,92 @@ Status DBImpl::CheckFamily(const ColumnFamilyHandle* column_family) const {
   if (h == nullptr || h->db() != this) {
     return Status::InvalidArgument("column family handle of another DB", column_family->GetName());
   }
-  if (h->GetID() != 0) {
+  if (h->cfd()->dropped.load(std::memory_order_acquire)) {
     return Status::InvalidArgument(
-        fmt::format("column family {} ({}) does not exist", h->GetName(), h->GetID()));
+        fmt::format("column family {} ({}) was dropped", h->GetName(), h->GetID()));
   }
   return Status::OK();
 }
 
-std::unique_ptr<ColumnFamilyHandle> DBImpl::NewDefaultFamilyHandle() const {
-  return std::make_unique<ColumnFamilyHandleImpl>(this, 0, kDefaultColumnFamilyName,
-                                                  options_.comparator);
+ColumnFamilyData* DBImpl::FamilyOf(ColumnFamilyHandle* column_family) {
+  return static_cast<ColumnFamilyHandleImpl*>(column_family)->cfd().get();
+}
+
+std::unique_ptr<ColumnFamilyHandle> DBImpl::NewFamilyHandle(const std::string& name) const {
+  for (const auto& [id, cfd] : *Families()) {
+    if (cfd->name == name) return std::make_unique<ColumnFamilyHandleImpl>(this, cfd);
+  }
+  return nullptr;
 }
 
 ColumnFamilyHandle* DBImpl::DefaultColumnFamily() const { return default_family_.get(); }
 
 Status DBImpl::CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
                                   std::unique_ptr<ColumnFamilyHandle>* handle) {
-  (void)options;
   handle->reset();
   if (Status s = CheckOpen(); !s.ok()) return s;
   if (name.empty()) return Status::InvalidArgument("empty column family name");
-  if (name == kDefaultColumnFamilyName) {
-    return Status::InvalidArgument("column family already exists", name);
-  }
-  return Status::NotSupported("creating column families",
-                              "this build holds the default family only");
+  if (Status s = ValidateOptions(Options(options_, options)); !s.ok()) return s;
+  std::shared_ptr<ColumnFamilyData> created;
+  Status s = WithWritesStopped([&]() -> Status {
+    MutexLock l(&mutex_);
+    if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
+    const std::shared_ptr<const FamilyMap> families = Families();
+    for (const auto& [id, cfd] : *families) {
+      if (cfd->name == name) return Status::InvalidArgument("column family already exists", name);
+    }
+    // The id is the VersionSet's to hand out; the family's data starts in the current WAL.
+    const uint32_t id = versions_->max_column_family() + 1;
+    std::shared_ptr<ColumnFamilyData> cfd = NewFamilyData(id, name, options);
+    uint32_t recorded = 0;
+    Status r = versions_->CreateColumnFamily(name, cfd->config(), log_number_, &recorded);
+    if (!r.ok()) {
+      // The record may be durable all the same: the DB stops taking writes (Resume retries the
+      // MANIFEST from the installed state, which has no such family).
+      SetBackgroundErrorLocked(r);
+      return r;
+    }
+    SHALE_ASSERT(recorded == id);
+    cfd->mem = cfd->NewMemTable();
+    cfd->mem_log_number = log_number_;
+    InstallSuperVersion(cfd.get());
+    auto next = std::make_shared<FamilyMap>(*families);
+    next->emplace(id, cfd);
+    PublishFamilies(std::move(next));
+    created = std::move(cfd);
+    return Status::OK();
+  });
+  if (s.ok()) *handle = std::make_unique<ColumnFamilyHandleImpl>(this, std::move(created));
+  return s;
 }
 
 Status DBImpl::DropColumnFamily(ColumnFamilyHandle* column_family) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;
-  return Status::InvalidArgument("the default column family cannot be dropped");
+  ColumnFamilyData* cfd = FamilyOf(column_family);
+  if (cfd->id == 0) return Status::InvalidArgument("the default column family cannot be dropped");
+  return WithWritesStopped([&]() -> Status {
+    MutexLock l(&mutex_);
+    if (cfd->dropped.load(std::memory_order_relaxed)) {
+      return Status::InvalidArgument("column family was dropped", cfd->name);
+    }
+    if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
+    // A manual compaction of the family finishes first; automatic ones are left to notice.
+    Status r = versions_->DropColumnFamily(cfd->id);
+    if (!r.ok()) {
+      SetBackgroundErrorLocked(r);
+      return r;
+    }
+    cfd->dropped.store(true, std::memory_order_release);
+    auto next = std::make_shared<FamilyMap>(*Families());
+    next->erase(cfd->id);
+    PublishFamilies(std::move(next));
+    // Reads and iterators in flight keep the SuperVersion they hold; the family's files go
+    // once the last of them is done (a later DeleteObsoleteFiles).
+    ReleaseSuperVersion(cfd);
+    DeleteObsoleteFiles();
+    bg_done_cv_.SignalAll();  // waiters on the family's flushes
+    return Status::OK();
+  });
 }
 
 Status DBImpl::DestroyColumnFamilyHandle(std::unique_ptr<ColumnFamilyHandle> column_family) {
@@ -56,25 +113,43 @@ Status DBImpl::DestroyColumnFamilyHandle(std::unique_ptr<ColumnFamilyHandle> col
     (void)column_family.release();
     return Status::InvalidArgument("DefaultColumnFamily() belongs to the DB");
   }
-  return CheckFamily(column_family.get());  // destroyed on return either way
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  if (column_family == nullptr) return Status::InvalidArgument("null column family handle");
+  const auto* h = dynamic_cast<const ColumnFamilyHandleImpl*>(column_family.get());
+  if (h == nullptr || h->db() != this) {
+    return Status::InvalidArgument("column family handle of another DB", column_family->GetName());
+  }
+  return Status::OK();  // destroyed on return; a dropped family's data goes with its last user
 }
 
 Status DBImpl::Put(const WriteOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
                    const Slice& value) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;
-  return Put(options, key, value);
+  WriteBatch batch;
+  Status s = batch.Put(column_family, key, value);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
 }
 
 Status DBImpl::Delete(const WriteOptions& options, ColumnFamilyHandle* column_family,
                       const Slice& key) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;
-  return Delete(options, key);
+  WriteBatch batch;
+  Status s = batch.Delete(column_family, key);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
 }
 
 Status DBImpl::Merge(const WriteOptions& options, ColumnFamilyHandle* column_family,
                      const Slice& key, const Slice& operand) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;
-  return Merge(options, key, operand);
+  if (!FamilyOf(column_family)->options.merge_operator) {
+    return Status::InvalidArgument("Merge requires a merge_operator", column_family->GetName());
+  }
+  WriteBatch batch;
+  Status s = batch.Merge(column_family, key, operand);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
 }
 
 Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
@@ -83,7 +158,7 @@ Status DBImpl::Get(const ReadOptions& options, ColumnFamilyHandle* column_family
     value->Reset();
     return s;
   }
-  return Get(options, key, value);
+  return GetImpl(options, FamilyOf(column_family), key, value);
 }
 
 void DBImpl::MultiGet(const ReadOptions& options, ColumnFamilyHandle* column_family, size_t n,
@@ -96,7 +171,7 @@ void DBImpl::MultiGet(const ReadOptions& options, ColumnFamilyHandle* column_fam
     }
     return;
   }
-  MultiGet(options, n, keys, values, statuses, sorted_input);
+  MultiGetImpl(options, FamilyOf(column_family), n, keys, values, statuses, sorted_input);
 }
 
 Status DBImpl::GetMergeOperands(const ReadOptions& options, ColumnFamilyHandle* column_family,
@@ -110,13 +185,14 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, ColumnFamilyHandle* 
     }
     return s;
   }
-  return GetMergeOperands(options, key, operands, opts, number_of_operands);
+  return GetMergeOperandsImpl(options, FamilyOf(column_family), key, operands, opts,
+                              number_of_operands);
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options,
                                               ColumnFamilyHandle* column_family) {
   if (Status s = CheckFamily(column_family); !s.ok()) return NewErrorIterator(s);
-  return NewIterator(options);
+  return NewIteratorImpl(options, FamilyOf(column_family));
 }
 
 Status DBImpl::NewIterators(const ReadOptions& options,
@@ -136,7 +212,7 @@ Status DBImpl::NewIterators(const ReadOptions& options,
   }
   Status s;
   for (size_t i = 0; i < column_families.size() && s.ok(); i++) {
-    iterators->push_back(NewIterator(read));
+    iterators->push_back(NewIteratorImpl(read, FamilyOf(column_families[i])));
     s = iterators->back()->status();
   }
   if (own != nullptr) ReleaseSnapshot(own);
@@ -144,30 +220,47 @@ Status DBImpl::NewIterators(const ReadOptions& options,
   return s;
 }
 
+Status DBImpl::Flush(const FlushOptions& options) {
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  return FlushImpl(options, {default_cfd_.get()});
+}
+
 Status DBImpl::Flush(const FlushOptions& options, ColumnFamilyHandle* column_family) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;
-  return Flush(options);
+  return FlushImpl(options, {FamilyOf(column_family)});
 }
 
 Status DBImpl::Flush(const FlushOptions& options,
                      const std::vector<ColumnFamilyHandle*>& column_families) {
+  std::vector<ColumnFamilyData*> families;
   for (ColumnFamilyHandle* h : column_families) {
     if (Status s = CheckFamily(h); !s.ok()) return s;
+    families.push_back(FamilyOf(h));
   }
-  if (column_families.empty()) return Status::OK();
-  return Flush(options);
+  if (families.empty()) return Status::OK();
+  return FlushImpl(options, families);
+}
+
+Status DBImpl::CompactRange(const CompactRangeOptions& options, const Slice* begin,
+                            const Slice* end) {
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  return CompactRangeImpl(options, default_cfd_.get(), begin, end);
 }
 
 Status DBImpl::CompactRange(const CompactRangeOptions& options, ColumnFamilyHandle* column_family,
                             const Slice* begin, const Slice* end) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;
-  return CompactRange(options, begin, end);
+  return CompactRangeImpl(options, FamilyOf(column_family), begin, end);
+}
+
+bool DBImpl::GetProperty(const Slice& property, std::string* value) {
+  return GetPropertyImpl(default_cfd_.get(), property, value);
 }
 
 bool DBImpl::GetProperty(ColumnFamilyHandle* column_family, const Slice& property,
                          std::string* value) {
   if (!CheckFamily(column_family).ok()) return false;
-  return GetProperty(property, value);
+  return GetPropertyImpl(FamilyOf(column_family), property, value);
 }
 
 }  // namespace shale

@@ -47,15 +47,34 @@ std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
 // ---------------------------------------------------------------- background compaction
 
 bool DBImpl::BackgroundCompaction() {
-  std::vector<std::string>& pointers = compact_pointers_;
-  if (pointers.size() < static_cast<size_t>(options_.num_levels))
-    pointers.resize(options_.num_levels);
-  std::unique_ptr<Compaction> c =
-      PickCompaction(*versions_, versions_->current(), running_compactions_, &pointers);
+  // The families by their highest score, the first that has a compaction to run wins.
+  std::vector<std::pair<double, std::shared_ptr<ColumnFamilyData>>> due;
+  for (const auto& [id, cfd] : *Families()) {
+    if (!NeedsCompaction(*cfd)) continue;
+    due.emplace_back(MaxCompactionScore(cfd->config(), *versions_->current(id)), cfd);
+  }
+  std::stable_sort(due.begin(), due.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::shared_ptr<ColumnFamilyData> cfd;
+  std::unique_ptr<Compaction> c;
+  for (const auto& [score, candidate] : due) {
+    std::vector<const Compaction*> running;
+    for (const RunningCompaction& r : running_compactions_) {
+      if (r.family == candidate->id) running.push_back(r.compaction);
+    }
+    c = PickCompaction(candidate->config(), versions_->current(candidate->id), running,
+                       &candidate->compact_pointers);
+    if (c != nullptr) {
+      cfd = candidate;
+      break;
+    }
+  }
   if (c == nullptr) return false;
   // Only a compaction from L0 is split: it holds every L0 file, and the others behind it wait.
-  Status s = RunCompaction(c.get(), c->level() == 0 ? options_.max_subcompactions : 1);
-  if (!s.ok() && !shutdown_requested_.load(std::memory_order_relaxed)) {
+  Status s =
+      RunCompaction(cfd.get(), c.get(), c->level() == 0 ? cfd->options.max_subcompactions : 1);
+  if (!s.ok() && !shutdown_requested_.load(std::memory_order_relaxed) &&
+      !cfd->dropped.load(std::memory_order_relaxed)) {
     SetBackgroundErrorLocked(s);
   }
   return true;
@@ -68,15 +87,18 @@ bool DBImpl::BackgroundCompaction() {
 // and the outputs written so far. Used by one thread alone (which holds no mutex_ while it
 // writes); parts of one compaction share only the Compaction and the stop flag.
 struct DBImpl::CompactionState {
-  CompactionState(Compaction* c, std::vector<SequenceNumber> snapshot_seqs,
+  CompactionState(ColumnFamilyData* family, Compaction* c,
+                  std::vector<SequenceNumber> snapshot_seqs,
                   const TableBuilderOptions& builder_options, std::atomic<bool>* stop_flag)
-      : compaction(c),
+      : cfd(family),
+        compaction(c),
         snapshots(std::move(snapshot_seqs)),
         options(builder_options),
         stop(stop_flag),
         grandparents(builder_options.comparator->user_comparator(), &c->grandparents(),
                      c->max_output_file_size()) {}
 
+  ColumnFamilyData* const cfd;  // kept alive by the caller of RunCompaction
   Compaction* const compaction;
   const std::vector<SequenceNumber> snapshots;  // live snapshots, ascending
   const TableBuilderOptions options;
@@ -103,23 +125,23 @@ struct DBImpl::CompactionState {
   uint64_t bytes_written = 0;
 };
 
-Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
+Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_subcompactions) {
   c->MarkBeingCompacted(true);
-  if (c->IsTrivialMove()) return MoveFileDownLocked(c);
-  running_compactions_.push_back(c);
+  if (c->IsTrivialMove()) return MoveFileDownLocked(cfd, c);
+  running_compactions_.push_back(RunningCompaction{c, cfd->id});
   const std::vector<SequenceNumber> snapshots = SnapshotSequences();
-  const TableBuilderOptions builder_options = BuilderOptions();
+  const TableBuilderOptions builder_options = BuilderOptions(*cfd);
   const bool split = max_subcompactions > 1;
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<CompactionState>> parts;
   mutex_.Unlock();
   std::vector<std::string> boundaries;
   if (split) {
-    boundaries = SubcompactionBoundaries(*c, table_cache_.get(), icmp_.user_comparator(),
+    boundaries = SubcompactionBoundaries(*c, cfd->table_cache.get(), cfd->icmp.user_comparator(),
                                          max_subcompactions, c->max_output_file_size());
   }
   for (size_t i = 0; i <= boundaries.size(); i++) {
-    auto part = std::make_unique<CompactionState>(c, snapshots, builder_options, &stop);
+    auto part = std::make_unique<CompactionState>(cfd, c, snapshots, builder_options, &stop);
     if (i > 0) part->start = boundaries[i - 1];
     if (i < boundaries.size()) part->end = boundaries[i];
     parts.push_back(std::move(part));
@@ -140,8 +162,8 @@ Status DBImpl::RunCompaction(Compaction* c, uint32_t max_subcompactions) {
   c->ReleaseInputVersion();  // it would keep the replaced inputs live
   DeleteObsoleteFiles();
   // Listed until its replaced inputs are gone, so that WaitForCompact returns after that.
-  running_compactions_.erase(
-      std::find(running_compactions_.begin(), running_compactions_.end(), c));
+  std::erase_if(running_compactions_,
+                [c](const RunningCompaction& r) { return r.compaction == c; });
   return s;
 }
 
@@ -160,19 +182,20 @@ void DBImpl::RunSubcompactions(const std::vector<std::unique_ptr<CompactionState
   for (std::thread& t : threads) t.join();
 }
 
-Status DBImpl::MoveFileDownLocked(Compaction* c) {
+Status DBImpl::MoveFileDownLocked(ColumnFamilyData* cfd, Compaction* c) {
   const FileMetaData& f = *c->inputs(0)[0];
   VersionEdit edit;
+  edit.SetColumnFamily(cfd->id);
   edit.DeleteFile(c->level(), f.number);
   edit.AddFile(c->output_level(), f);
   Status s = versions_->LogAndApply(&edit);
   c->MarkBeingCompacted(false);
   if (s.ok()) {
     num_compactions_++;
-    LevelCompactionStats& ls = LevelStatsLocked(c->output_level());
+    ColumnFamilyData::LevelCompactionStats& ls = cfd->LevelStats(c->output_level());
     ls.moves++;
     ls.moved_bytes += f.file_size;
-    InstallSuperVersion();
+    InstallSuperVersion(cfd);
   }
   return s;
 }
@@ -186,24 +209,25 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   // opens its files in turn, so the compaction holds one readahead buffer per level rather
   // than one per input file, and the merge compares fewer children per key.
   const Compaction& c = *state->compaction;
+  ColumnFamilyData* const cfd = state->cfd;
   std::vector<std::unique_ptr<InternalIterator>> children;
   for (int which = 0; which < 2; which++) {
     const FileList& files = c.inputs(which);
     if (files.empty()) continue;
     if ((which == 0 ? c.level() : c.output_level()) == 0) {
       for (const auto& f : files) {
-        children.push_back(table_cache_->NewIterator(ro, f->number, f->file_size));
+        children.push_back(cfd->table_cache->NewIterator(ro, f->number, f->file_size));
       }
     } else {
-      children.push_back(NewLevelIterator(table_cache_.get(), ro, &icmp_, files));
+      children.push_back(NewLevelIterator(cfd->table_cache.get(), ro, &cfd->icmp, files));
     }
   }
-  std::unique_ptr<InternalIterator> input = NewMergingIterator(&icmp_, std::move(children));
+  std::unique_ptr<InternalIterator> input = NewMergingIterator(&cfd->icmp, std::move(children));
 
   // Entries arrive newest first per user key; each key's entries are decided together
   // (WriteKeyEntries) and written, and outputs are cut only between user keys, so a key
   // never spans two files of a level.
-  const Comparator* ucmp = icmp_.user_comparator();
+  const Comparator* ucmp = cfd->icmp.user_comparator();
   if (state->start.has_value()) {
     std::string seek;
     AppendInternalKey(&seek, *state->start, kMaxSequenceNumber, kValueTypeForSeek);
@@ -255,7 +279,7 @@ Status DBImpl::WriteKeyEntries(CompactionState* state) {
   CompactKeyEntries(
       state->user_key, &state->key_entries, state->snapshots,
       [&] { return c.input_version().KeyNotInLevelsBelow(c.output_level(), state->user_key); },
-      options_.merge_operator.get(), stats_, &state->survivors);
+      state->cfd->options.merge_operator.get(), stats_, &state->survivors);
   state->key_entries.clear();
   Status r;
   if (!state->survivors.empty() &&
@@ -290,8 +314,8 @@ Status DBImpl::OpenCompactionOutput(CompactionState* state, const std::string& f
   Status r = fs_->NewWritableFile(TableFileName(dbname_, state->current.number), FileOptions(),
                                   &state->file);
   if (!r.ok()) return r;
-  state->file = RateLimitedWritableFile::Wrap(std::move(state->file), options_.rate_limiter.get(),
-                                              IOPriority::kLow, stats_);
+  state->file = RateLimitedWritableFile::Wrap(
+      std::move(state->file), state->cfd->options.rate_limiter.get(), IOPriority::kLow, stats_);
   state->builder = std::make_unique<TableBuilder>(state->options, state->file.get());
   state->current.smallest = first_key;
   return Status::OK();
@@ -320,9 +344,9 @@ Status DBImpl::FinishCompactionOutput(CompactionState* state) {
 // smallest and largest bound its keys. So a compaction never widens the key range it rewrites.
 // Keys outside that range mean an input table holds keys beyond what its MANIFEST entry
 // records, which is damage: Corruption, and the outputs are not installed.
-Status DBImpl::CheckOutputsWithinInputs(const Compaction& c,
-                                        const std::vector<FileMetaData>& outputs) const {
-  const Comparator* ucmp = icmp_.user_comparator();
+Status DBImpl::CheckOutputsWithinInputs(const ColumnFamilyData& cfd, const Compaction& c,
+                                        const std::vector<FileMetaData>& outputs) {
+  const Comparator* ucmp = cfd.icmp.user_comparator();
   const auto [smallest, largest] = c.UserKeyRange(ucmp);
   for (const FileMetaData& f : outputs) {
     if (ucmp->Compare(ExtractUserKey(f.smallest), smallest) < 0 ||
@@ -338,16 +362,22 @@ Status DBImpl::CheckOutputsWithinInputs(const Compaction& c,
 Status DBImpl::InstallCompactionResultsLocked(
     const std::vector<std::unique_ptr<CompactionState>>& parts, Status s) {
   const Compaction& c = *parts.front()->compaction;
+  ColumnFamilyData* const cfd = parts.front()->cfd;
   std::vector<FileMetaData> outputs;
   uint64_t bytes_written = 0;
   for (const auto& part : parts) {
     outputs.insert(outputs.end(), part->outputs.begin(), part->outputs.end());
     bytes_written += part->bytes_written;
   }
+  // A family dropped meanwhile keeps nothing: its outputs are left to DeleteObsoleteFiles.
+  if (s.ok() && cfd->dropped.load(std::memory_order_relaxed)) {
+    s = Status::Aborted("column family was dropped", cfd->name);
+  }
   if (s.ok()) {
     VersionEdit edit;
+    edit.SetColumnFamily(cfd->id);
     c.AddInputDeletions(&edit);
-    s = CheckOutputsWithinInputs(c, outputs);
+    s = CheckOutputsWithinInputs(*cfd, c, outputs);
     for (const FileMetaData& f : outputs) edit.AddFile(c.output_level(), f);
     if (s.ok()) s = versions_->LogAndApply(&edit);
   }
@@ -359,7 +389,7 @@ Status DBImpl::InstallCompactionResultsLocked(
     num_compactions_++;
     compaction_read_bytes_ += c.InputBytes();
     compaction_write_bytes_ += bytes_written;
-    LevelCompactionStats& ls = LevelStatsLocked(c.output_level());
+    ColumnFamilyData::LevelCompactionStats& ls = cfd->LevelStats(c.output_level());
     ls.compactions++;
     // Read from the level above, and from the output level (all of it for a compaction in
     // place).
@@ -372,16 +402,17 @@ Status DBImpl::InstallCompactionResultsLocked(
       stats_->recordTick(COMPACT_READ_BYTES, c.InputBytes());
       stats_->recordTick(COMPACT_WRITE_BYTES, bytes_written);
     }
-    InstallSuperVersion();
+    InstallSuperVersion(cfd);
   }
   return s;
 }
 
 // ---------------------------------------------------------------- CompactRange
 
-Status DBImpl::CompactRange(const CompactRangeOptions& options, const Slice* begin,
-                            const Slice* end) {
-  if (begin != nullptr && end != nullptr && options_.comparator->Compare(*begin, *end) > 0) {
+Status DBImpl::CompactRangeImpl(const CompactRangeOptions& options, ColumnFamilyData* cfd,
+                                const Slice* begin, const Slice* end) {
+  const Options& family_options = cfd->options;
+  if (begin != nullptr && end != nullptr && family_options.comparator->Compare(*begin, *end) > 0) {
     return Status::InvalidArgument("CompactRange: begin is after end");
   }
   switch (options.bottommost_level_compaction) {
@@ -397,7 +428,7 @@ Status DBImpl::CompactRange(const CompactRangeOptions& options, const Slice* beg
     return Status::InvalidArgument(
         fmt::format("CompactRange: max_subcompactions must be in [0, {}]", kMaxSubcompactions));
   }
-  Status s = Flush(FlushOptions());
+  Status s = FlushImpl(FlushOptions(), {cfd});
   if (!s.ok()) return s;
   MutexLock l(&mutex_);
   // Take compaction over from the background threads.
@@ -406,25 +437,29 @@ Status DBImpl::CompactRange(const CompactRangeOptions& options, const Slice* beg
   while (manual_compaction_ || !running_compactions_.empty()) bg_done_cv_.Wait();
   manual_compactions_waiting_--;
   manual_compaction_ = true;
+  if (cfd->dropped.load(std::memory_order_relaxed)) {
+    s = Status::InvalidArgument("column family was dropped", cfd->name);
+  }
   const uint64_t first_new_number = versions_->next_file_number();
-  const uint32_t subcompactions =
-      options.max_subcompactions > 0 ? options.max_subcompactions : options_.max_subcompactions;
+  const uint32_t subcompactions = options.max_subcompactions > 0
+                                      ? options.max_subcompactions
+                                      : family_options.max_subcompactions;
   // The deepest level this compacts into: with dynamic level sizes the last level; otherwise
   // the deepest level holding data, and at least L1 (L0 always goes down).
-  int bottom = options_.num_levels - 1;
-  if (!options_.level_compaction_dynamic_level_bytes) {
+  int bottom = family_options.num_levels - 1;
+  if (s.ok() && !family_options.level_compaction_dynamic_level_bytes) {
     bottom = 1;
-    auto v = versions_->current();
+    auto v = versions_->current(cfd->id);
     for (int level = 1; level < v->num_levels(); level++) {
       if (!v->files(level).empty()) bottom = level;
     }
   }
   for (int level = 0; level < bottom && s.ok(); level++) {
     std::unique_ptr<Compaction> c =
-        RangeCompaction(*versions_, versions_->current(), level, begin, end);
+        RangeCompaction(cfd->config(), versions_->current(cfd->id), level, begin, end);
     if (c == nullptr) continue;
-    s = RunCompaction(c.get(), subcompactions);
-    if (!s.ok()) SetBackgroundErrorLocked(s);
+    s = RunCompaction(cfd, c.get(), subcompactions);
+    if (!s.ok() && !cfd->dropped.load(std::memory_order_relaxed)) SetBackgroundErrorLocked(s);
   }
   // Rewrite the bottom level's files in the range in place: every one that was there before
   // this step (kForce), or before this call (kForceOptimized: not the outputs of the steps
@@ -437,11 +472,11 @@ Status DBImpl::CompactRange(const CompactRangeOptions& options, const Slice* beg
                                  ? versions_->next_file_number()
                                  : first_new_number;
     while (s.ok()) {
-      std::unique_ptr<Compaction> c =
-          InPlaceCompaction(*versions_, versions_->current(), bottom, begin, end, cut_off);
+      std::unique_ptr<Compaction> c = InPlaceCompaction(cfd->config(), versions_->current(cfd->id),
+                                                        bottom, begin, end, cut_off);
       if (c == nullptr) break;
-      s = RunCompaction(c.get(), subcompactions);
-      if (!s.ok()) SetBackgroundErrorLocked(s);
+      s = RunCompaction(cfd, c.get(), subcompactions);
+      if (!s.ok() && !cfd->dropped.load(std::memory_order_relaxed)) SetBackgroundErrorLocked(s);
     }
   }
   manual_compaction_ = false;

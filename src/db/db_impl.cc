@@ -4,6 +4,7 @@
 #include "src/db/db_impl.h"
 
 #include "memtable/memtable.h"
+#include "src/db/super_version.h"
 
 namespace shale {
 
@@ -24,23 +25,24 @@ DBImpl::DBImpl(const Options& options, std::string dbname)
       options_(options),
       fs_(options.file_system ? options.file_system : FileSystem::Default()),
       stats_(options.statistics.get()),
-      icmp_(options.comparator),
-      default_family_(NewDefaultFamilyHandle()),
       block_cache_(options.block_cache ? options.block_cache : DefaultBlockCache(options)),
+      default_cfd_(NewFamilyData(0, kDefaultColumnFamilyName, options)),
+      default_family_(std::make_unique<ColumnFamilyHandleImpl>(this, default_cfd_)),
       write_thread_(options.max_write_batch_group_size_bytes,
                     std::chrono::microseconds(options.enable_write_thread_adaptive_yield
                                                   ? options.write_thread_max_yield_usec
                                                   : 0)),
       write_delay_(std::max<uint64_t>(options.delayed_write_rate, 1)) {
-  TableReaderOptions ro;
-  ro.comparator = &icmp_;
-  ro.block_cache = block_cache_;
-  ro.statistics = stats_;
-  ro.rate_limiter = options_.rate_limiter.get();
-  ro.check_merge_operator = true;
-  ro.merge_operator_name = options_.merge_operator ? options_.merge_operator->Name() : nullptr;
-  table_cache_ = std::make_unique<TableCache>(dbname_, fs_.get(), ro, options_.max_open_files,
-                                              options_.use_direct_reads);
+  PublishFamilies(std::make_shared<const FamilyMap>(FamilyMap{{0, default_cfd_}}));
+}
+
+std::shared_ptr<ColumnFamilyData> DBImpl::NewFamilyData(
+    uint32_t id, const std::string& name, const ColumnFamilyOptions& cf_options) const {
+  const Options family_options(options_, cf_options);
+  std::shared_ptr<Cache> cache =
+      family_options.block_cache ? family_options.block_cache : block_cache_;
+  return std::make_shared<ColumnFamilyData>(id, name, family_options, dbname_, fs_.get(),
+                                            std::move(cache), stats_);
 }
 
 DBImpl::~DBImpl() { CloseImpl().PermitUncheckedError(); }
@@ -73,25 +75,36 @@ Status DBImpl::Resume() {
     // synced write can survive a crash that loses an earlier one.
     Status r = CreateLog(/*keep_previous=*/false);
     if (!r.ok()) return r;
-    const uint64_t old_log = mem_log_number_;
-    // Also when the memtable was empty (the failed write was its log's first): the old log
-    // leaves the set that recovery replays, or a partial record at its end would fail every
-    // later open in absolute consistency mode, and a write whose fsync failed would come back.
-    mem_log_number_ = log_number_;
-    if (mem_->num_entries() > 0) {
-      imm_.push_front(Immutable{mem_, old_log});
-      mem_ = NewMemTable();
-      InstallSuperVersion();
+    const std::shared_ptr<const FamilyMap> families = Families();
+    for (const auto& [id, cfd] : *families) {
+      const uint64_t old_log = cfd->mem_log_number;
+      // Also when the memtable was empty (the failed write was its log's first): the old log
+      // leaves the set that recovery replays, or a partial record at its end would fail every
+      // later open in absolute consistency mode, and a write whose fsync failed would come
+      // back.
+      cfd->mem_log_number = log_number_;
+      if (cfd->mem->num_entries() > 0) {
+        cfd->imm.push_front(ColumnFamilyData::Immutable{cfd->mem, old_log});
+        cfd->mem = cfd->NewMemTable();
+        InstallSuperVersion(cfd.get());
+      }
     }
     bg_error_ = Status::OK();
     bg_work_cv_.SignalAll();
-    while (!imm_.empty() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
+    auto flushing = [&] {
+      for (const auto& [id, cfd] : *families) {
+        if (!cfd->imm.empty()) return true;
+      }
+      return false;
+    };
+    while (flushing() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
     if (!bg_error_.ok()) return Status::IOError("Resume: flush failed", bg_error_.ToString());
-    if (versions_->log_number() < mem_log_number_) {
-      // Nothing was flushed to move it on: everything before the fresh log is in tables.
-      VersionEdit edit;
-      edit.SetLogNumber(mem_log_number_);
-      r = versions_->LogAndApply(&edit);
+    // Where nothing was flushed to move it on: everything before the fresh log is in tables.
+    std::vector<VersionEdit> edits = AdvanceIdleLogNumbers(/*except=*/UINT32_MAX);
+    if (!edits.empty()) {
+      std::vector<VersionEdit*> pointers;
+      for (VersionEdit& e : edits) pointers.push_back(&e);
+      r = versions_->LogAndApply(pointers);
       if (!r.ok()) {
         SetBackgroundErrorLocked(r);
         return r;
@@ -144,15 +157,18 @@ Status DBImpl::CloseImpl() {
     Status c = log.writer->Close();
     if (s.ok() && !c.ok()) s = c;
   }
-  {
-    std::shared_ptr<SuperVersion> last;
-    MutexLock l(&sv_mutex_);
-    last.swap(super_version_);
-  }
+  // The families' memtables go now; their table caches with the last reference to each
+  // family (handles the caller still holds keep theirs).
+  const std::shared_ptr<const FamilyMap> families = Families();
+  for (const auto& [id, cfd] : *families) ReleaseSuperVersion(cfd.get());
   {
     MutexLock l(&mutex_);
-    for (const Immutable& i : imm_) i.mem->Unref();
-    imm_.clear();
+    for (const auto& [id, cfd] : *families) {
+      for (const ColumnFamilyData::Immutable& i : cfd->imm) i.mem->Unref();
+      cfd->imm.clear();
+      if (cfd->mem != nullptr) cfd->mem->Unref();
+      cfd->mem = nullptr;
+    }
     snapshots_.clear();
     versions_.reset();
   }
@@ -160,11 +176,6 @@ Status DBImpl::CloseImpl() {
     MutexLock l(&snapshot_mu_);
     live_snapshots_.clear();
   }
-  if (mem_ != nullptr) {
-    mem_->Unref();
-    mem_ = nullptr;
-  }
-  table_cache_.reset();
   db_dir_.reset();
   db_lock_.reset();
   return s;

@@ -6,17 +6,24 @@
 // db_properties.cc (GetProperty), db_open.cc (Open and recovery), db_background.cc (memtable
 // switches, write stalls, background threads, flush), db_compaction.cc (compaction jobs).
 //
+// Column families: one ColumnFamilyData per live family (src/db/column_family.h), each with
+// its memtables, SuperVersion and compaction state; one WAL, one sequence, one write thread and
+// one set of background threads for all. The calls without a handle act on the default family.
+//
 // Thread safety: the public methods are thread-safe (see shale/db.h). Writes are serialized by
-// the WriteThread: only the current group leader touches log_ and mem_ and allocates sequence
-// numbers. Reads (Get, MultiGet, GetMergeOperands, iterators) never take mutex_: they load the
-// published SuperVersion and last_sequence_; GetSnapshot and ReleaseSnapshot take it.
-// mutex_ guards the immutable memtables, the VersionSet, snapshots, background state and the
-// background error; background threads release it while they do file IO.
+// the WriteThread: only the current group leader touches log_ and the families' mutable
+// memtables and allocates sequence numbers. Reads (Get, MultiGet, GetMergeOperands,
+// iterators) never take mutex_: they load the family's published SuperVersion and
+// last_sequence_; GetSnapshot and ReleaseSnapshot take it. mutex_ guards the families'
+// immutable memtables and bookkeeping, the VersionSet, snapshots, background state and the
+// background error; background threads release it while they do file IO. Families are created
+// and dropped with writes stopped and mutex_ held.
 #pragma once
 
 #include <atomic>
 #include <deque>
 #include <list>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -30,6 +37,7 @@
 #include "shale/merge_operator.h"
 #include "shale/statistics.h"
 #include "src/base/dbformat.h"
+#include "src/db/column_family.h"
 #include "src/db/super_version.h"
 #include "src/db/table_cache.h"
 #include "src/db/version_set.h"
@@ -44,7 +52,11 @@ namespace shale {
 
 class MemTable;
 class Compaction;
+class ColumnFamilyData;
 struct MultiGetKey;
+
+// InvalidArgument naming the first bad field of o (db_open.cc).
+[[nodiscard]] Status ValidateOptions(const Options& o);
 
 class DBImpl final : public DB {
  public:
@@ -109,38 +121,72 @@ class DBImpl final : public DB {
                       const Slice* begin, const Slice* end) override;
   bool GetProperty(ColumnFamilyHandle* column_family, const Slice& property,
                    std::string* value) override;
-  // A new handle of the default family, for DB::Open's caller.
-  std::unique_ptr<ColumnFamilyHandle> NewDefaultFamilyHandle() const;
+  // A new handle of a live family named name (null: none), for DB::Open's caller.
+  std::unique_ptr<ColumnFamilyHandle> NewFamilyHandle(const std::string& name) const;
 
-  // Open-time work (db_open.cc). REQUIRES: called once, before the DB is shared.
-  Status OpenImpl();
+  // Open-time work (db_open.cc). REQUIRES: called once, before the DB is shared. families: the
+  // options of every family to open other than the default one, by name.
+  Status OpenImpl(const std::map<std::string, ColumnFamilyOptions>& families = {});
 
  private:
   class SnapshotImpl;
 
+  using FamilyMap = std::map<uint32_t, std::shared_ptr<ColumnFamilyData>>;
+  // The live families (see family_map_).
+  std::shared_ptr<const FamilyMap> Families() const EXCLUDES(family_map_mu_) {
+    MutexLock l(&family_map_mu_);
+    return family_map_;
+  }
+  void PublishFamilies(std::shared_ptr<const FamilyMap> families) EXCLUDES(family_map_mu_) {
+    MutexLock l(&family_map_mu_);
+    family_map_ = std::move(families);
+  }
+  // A new family object named name with id, options the DB's with cf_options.
+  std::shared_ptr<ColumnFamilyData> NewFamilyData(uint32_t id, const std::string& name,
+                                                  const ColumnFamilyOptions& cf_options) const;
+  // The family of a handle CheckFamily accepted.
+  static ColumnFamilyData* FamilyOf(ColumnFamilyHandle* column_family);
+
   // Recovery helpers (db_open.cc).
   Status LockAndCheckExistence(bool* is_new);
-  // Replays the WALs into mem_ (flushing it as it fills) and starts a new WAL; see db_open.cc.
-  Status RecoverLogs(VersionEdit* edit) REQUIRES(mutex_);
+  // Recovers the VersionSet and the WALs with every family the MANIFEST holds (each must be
+  // in families, by name, or the open fails naming those that are not) and creates those of
+  // families it does not hold (with create_missing_column_families; otherwise the open fails
+  // naming them).
+  Status RecoverFamilies(bool is_new, const std::map<std::string, ColumnFamilyOptions>& families);
+  // Whether family id's records in WAL log_number are replayed: the family is live and had
+  // not flushed past that log.
+  bool ReplaysInto(uint32_t id, uint64_t log_number) const REQUIRES(mutex_);
+  // InvalidArgument when batch (from WAL log_number) holds a Merge record that is replayed into
+  // a family without a merge operator.
+  Status CheckReplayedMerges(const WriteBatch& batch, uint64_t log_number,
+                             const std::string& log_name) const REQUIRES(mutex_);
+  // Replays the WALs into the families' memtables (flushing them as they fill) and starts a
+  // new WAL; see db_open.cc. edits: per family id, the edit the recovery builds.
+  using RecoveryEdits = std::map<uint32_t, VersionEdit>;
+  Status RecoverLogs(RecoveryEdits* edits) REQUIRES(mutex_);
   // RecoverLogs' steps, in order. LogRecovery (db_open.cc) is what they learn on the way.
   struct LogRecovery;
   // Lists the logs to replay (into r->logs, ascending); Corruption if a table the MANIFEST
   // names is missing.
   Status FindLogsToReplayLocked(LogRecovery* r) REQUIRES(mutex_);
-  // Pass 1: replays r->logs into mem_ as far as the recovery mode allows. On failure, deletes
-  // the tables it wrote.
-  Status ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) REQUIRES(mutex_);
+  // Pass 1: replays r->logs into the families' memtables as far as the recovery mode allows.
+  // On failure, deletes the tables it wrote.
+  Status ReplayLogsLocked(LogRecovery* r, RecoveryEdits* edits) REQUIRES(mutex_);
   // The recovered data goes to L0, and the MANIFEST stops naming the replayed logs.
-  Status FlushRecoveredLocked(VersionEdit* edit) REQUIRES(mutex_);
-  // Nothing was dropped and the recovered data stays in mem_: syncs the replayed logs, which
-  // stay until mem_ is flushed.
+  Status FlushRecoveredLocked(RecoveryEdits* edits) REQUIRES(mutex_);
+  // Nothing was dropped and the recovered data stays in the memtables: syncs the replayed
+  // logs, which stay until the memtables are flushed.
   Status KeepReplayedLogsLocked(const LogRecovery& r) REQUIRES(mutex_);
-  // Pass 2: something was dropped and the recovered data stays in mem_: copies the surviving
-  // records into the new log, syncs it, and the MANIFEST stops naming the replayed logs.
-  Status CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edit) REQUIRES(mutex_);
-  // Deletes the tables a failed recovery wrote for edit before any MANIFEST record named
+  // Pass 2: something was dropped and the recovered data stays in the memtables: copies the
+  // surviving records into the new log, syncs it, and the MANIFEST stops naming the replayed
+  // logs.
+  Status CopySurvivingRecordsLocked(const LogRecovery& r, RecoveryEdits* edits) REQUIRES(mutex_);
+  // Logs every family's edit as one MANIFEST record, each with log number log_number_.
+  Status ApplyRecoveryEditsLocked(RecoveryEdits* edits) REQUIRES(mutex_);
+  // Deletes the tables a failed recovery wrote for edits before any MANIFEST record named
   // them, so that refused or failing opens do not pile up orphans.
-  void DiscardUnloggedTables(const VersionEdit& edit) REQUIRES(mutex_);
+  void DiscardUnloggedTables(const RecoveryEdits& edits) REQUIRES(mutex_);
   // Starts a new WAL with a fresh file number; later writes go to it. With keep_previous, the
   // current log is handed to the OS and kept open, unsynced, in unsynced_logs_ (a memtable
   // switch), and the new log starts with a header naming the previous log's last sequence;
@@ -152,47 +198,60 @@ class DBImpl final : public DB {
   Status SyncClosedLogs() EXCLUDES(mutex_);
 
   // ---- Memtables, write stalls, background threads, flush (db_background.cc) ----
-  // Leader only: switches a full memtable, or waits while L0 or the immutable memtables are
-  // backed up (write stalls). Returns the background error, if any.
+  // Leader only: switches full memtables, or waits while some family's L0 or immutable
+  // memtables are backed up (write stalls). Returns the background error, if any.
   Status MakeRoomForWrite(uint64_t group_bytes) EXCLUDES(mutex_);
-  // Turns mem_ into an immutable memtable and starts a new WAL and memtable.
-  Status SwitchMemtable() REQUIRES(mutex_);
-  // A new memtable holding one reference for the caller.
-  MemTable* NewMemTable() const;
-  // Publishes a SuperVersion of the current memtables and Version.
-  void InstallSuperVersion() REQUIRES(mutex_);
-  std::shared_ptr<SuperVersion> GetSuperVersion() const EXCLUDES(sv_mutex_) {
-    MutexLock l(&sv_mutex_);
-    return super_version_;
-  }
+  // The worst write stall any family calls for now (l0/pending: the families' L0 file count
+  // and pending compaction bytes, with the family that sets each).
+  struct StallState;
+  StallState ComputeStall() REQUIRES(mutex_);
+  // Starts one new WAL, and turns the mutable memtable of each of families into an immutable
+  // one with a new memtable after it. Families whose memtables hold nothing move on to the new
+  // WAL.
+  Status SwitchMemtables(const std::vector<ColumnFamilyData*>& families) REQUIRES(mutex_);
+  // Publishes a SuperVersion of cfd's current memtables and Version.
+  void InstallSuperVersion(ColumnFamilyData* cfd) REQUIRES(mutex_);
+  // Drops cfd's published SuperVersion (which shares cfd back): at drop and Close.
+  void ReleaseSuperVersion(ColumnFamilyData* cfd);
   // IOError if a thread cannot be started (those started keep running until CloseImpl).
   [[nodiscard]] Status StartBackgroundThreads();
   void BackgroundThread() EXCLUDES(mutex_);
-  // Writes the oldest immutable memtable as an L0 table and records it.
-  void BackgroundFlush() REQUIRES(mutex_);
-  // Writes mem as an L0 table without the versions no reader can see (mutex released
+  // The family to flush next: of those with immutable memtables and no flush running, the one
+  // whose oldest memtable started in the oldest WAL (null: none).
+  std::shared_ptr<ColumnFamilyData> PickFlush() const REQUIRES(mutex_);
+  // Writes cfd's oldest immutable memtable as an L0 table and records it.
+  void BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) REQUIRES(mutex_);
+  // Writes mem as an L0 table of cfd without the versions no reader can see (mutex released
   // meanwhile); adds the file to edit.
-  Status WriteLevel0Table(MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
+  Status WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
+  // Edits that move the log number of every live family other than except on to
+  // OldestLogNumber() where that is past what the MANIFEST records (nothing in the WALs
+  // between is theirs), for logging with except's edit.
+  std::vector<VersionEdit> AdvanceIdleLogNumbers(uint32_t except) const REQUIRES(mutex_);
   bool NeedsCompaction() const REQUIRES(mutex_);
+  bool NeedsCompaction(const ColumnFamilyData& cfd) const REQUIRES(mutex_);
   // Compactions that may run at once (Options::max_background_compactions, or derived from
   // max_background_jobs), and how many may run now: all of them while compaction is behind
   // (CompactionBehind), otherwise one.
   int MaxCompactions() const;
   size_t CompactionLimit() const REQUIRES(mutex_);
-  // L0 or the pending compaction bytes passed the point where compactions run in parallel
-  // (see Options::max_background_compactions).
+  // Some family's L0 or pending compaction bytes passed the point where compactions run in
+  // parallel (see Options::max_background_compactions).
   bool CompactionBehind() const REQUIRES(mutex_);
+  bool CompactionBehind(const ColumnFamilyData& cfd) const REQUIRES(mutex_);
   // Deletes files no live Version, pending output or live WAL needs.
   void DeleteObsoleteFiles() REQUIRES(mutex_);
-  TableBuilderOptions BuilderOptions() const;
+  static TableBuilderOptions BuilderOptions(const ColumnFamilyData& cfd);
 
   // ---- Compaction jobs (db_compaction.cc) ----
-  // Runs the compaction the picker chooses; its failure becomes the background error. False
-  // when there was none to run (every due level's inputs are busy).
+  // Runs the compaction the picker chooses for the family with the highest score; its failure
+  // becomes the background error. False when there was none to run (every due level's inputs
+  // are busy).
   bool BackgroundCompaction() REQUIRES(mutex_);
-  // Runs c (mutex released for the file IO) and installs its result, split into up to
-  // max_subcompactions parts (subcompactions) run on threads of their own.
-  Status RunCompaction(Compaction* c, uint32_t max_subcompactions) REQUIRES(mutex_);
+  // Runs c on cfd's files (mutex released for the file IO) and installs its result, split into
+  // up to max_subcompactions parts (subcompactions) run on threads of their own.
+  Status RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_subcompactions)
+      REQUIRES(mutex_);
   // RunCompaction's steps. CompactionState (db_compaction.cc) is the work in progress of one
   // compaction, or of one part of it (a subcompaction); the steps that exclude mutex_ run
   // while RunCompaction has released it, one thread per CompactionState.
@@ -201,7 +260,7 @@ class DBImpl final : public DB {
   void RunSubcompactions(const std::vector<std::unique_ptr<CompactionState>>& parts)
       EXCLUDES(mutex_);
   // One input and nothing to merge it with: records it one level down, unchanged.
-  Status MoveFileDownLocked(Compaction* c) REQUIRES(mutex_);
+  Status MoveFileDownLocked(ColumnFamilyData* cfd, Compaction* c) REQUIRES(mutex_);
   // Merges the inputs into output tables, cut at the output size between user keys.
   Status WriteCompactionOutputs(CompactionState* state) EXCLUDES(mutex_);
   // Decides the gathered entries of one user key and adds the survivors to the output, which
@@ -218,8 +277,8 @@ class DBImpl final : public DB {
   Status InstallCompactionResultsLocked(const std::vector<std::unique_ptr<CompactionState>>& parts,
                                         Status s) REQUIRES(mutex_);
   // Corruption when an output holds a user key outside the inputs' recorded range.
-  Status CheckOutputsWithinInputs(const Compaction& c,
-                                  const std::vector<FileMetaData>& outputs) const;
+  static Status CheckOutputsWithinInputs(const ColumnFamilyData& cfd, const Compaction& c,
+                                         const std::vector<FileMetaData>& outputs);
   // Sequence numbers of live snapshots, ascending.
   std::vector<SequenceNumber> SnapshotSequences() const REQUIRES(mutex_);
 
@@ -232,7 +291,8 @@ class DBImpl final : public DB {
   // the sequence numbers up to last_seq are spent and the DB turns read-only.
   inline Status WriteGroupToLog(const WriteThread::Group& group, SequenceNumber first_seq,
                                 SequenceNumber last_seq) EXCLUDES(mutex_);
-  // Leader only: inserts the group into mem_ and publishes its sequence numbers to readers.
+  // Leader only: inserts the group into the families' memtables and publishes its sequence
+  // numbers to readers.
   inline void InsertGroup(const WriteThread::Group& group, SequenceNumber first_seq,
                           SequenceNumber last_seq);
 
@@ -242,11 +302,27 @@ class DBImpl final : public DB {
   Status ReadSequence(const ReadOptions& options, SequenceNumber* seq) const;
   Status CheckOpen() const;
   // OK when column_family is a handle of this DB naming a family it holds; InvalidArgument
-  // otherwise (null, another DB's, an unknown family).
+  // otherwise (null, another DB's, a dropped family).
   Status CheckFamily(const ColumnFamilyHandle* column_family) const;
+  // The write-path check of a batch: every record names a live family, and a Merge record's
+  // family has a merge operator (InvalidArgument otherwise).
+  Status CheckBatchFamilies(const WriteBatch* batch) const;
+  // The reads and iterators of one family.
+  Status GetImpl(const ReadOptions& options, ColumnFamilyData* cfd, const Slice& key,
+                 PinnableSlice* value);
+  void MultiGetImpl(const ReadOptions& options, ColumnFamilyData* cfd, size_t n, const Slice* keys,
+                    PinnableSlice* values, Status* statuses, bool sorted_input);
+  Status GetMergeOperandsImpl(const ReadOptions& options, ColumnFamilyData* cfd, const Slice& key,
+                              PinnableSlice* operands, GetMergeOperandsOptions* opts,
+                              int* number_of_operands);
+  std::unique_ptr<Iterator> NewIteratorImpl(const ReadOptions& options, ColumnFamilyData* cfd);
+  Status FlushImpl(const FlushOptions& options, const std::vector<ColumnFamilyData*>& families);
+  Status CompactRangeImpl(const CompactRangeOptions& options, ColumnFamilyData* cfd,
+                          const Slice* begin, const Slice* end);
+  bool GetPropertyImpl(ColumnFamilyData* cfd, const Slice& property, std::string* value);
   // Reads key at seq from sv, which the caller loaded before it read seq (see Get).
-  Status GetImpl(const ReadOptions& options, const SuperVersion& sv, SequenceNumber seq,
-                 const Slice& key, PinnableSlice* value);
+  Status GetAt(const ReadOptions& options, const SuperVersion& sv, SequenceNumber seq,
+               const Slice& key, PinnableSlice* value);
   // MultiGet's table step: the keys no memtable resolved, from sv's table files (blocks read
   // concurrently when options.async_io and the thread has an asynchronous reader).
   void MultiGetFromTables(const ReadOptions& options, const SuperVersion& sv,
@@ -270,18 +346,6 @@ class DBImpl final : public DB {
   std::string RunningCompactionsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string RunningFlushesProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
   std::string StatsProperty(const SuperVersion& sv) const EXCLUDES(mutex_);
-  // What compactions into one level did, for shale.stats.
-  struct LevelCompactionStats {
-    uint64_t compactions = 0;  // merging compactions
-    uint64_t moves = 0;        // files moved down unchanged
-    uint64_t read_level_bytes = 0, read_next_bytes = 0, write_bytes = 0, moved_bytes = 0;
-  };
-  LevelCompactionStats& LevelStatsLocked(int output_level) REQUIRES(mutex_) {
-    if (level_stats_.size() <= static_cast<size_t>(output_level)) {
-      level_stats_.resize(output_level + 1);
-    }
-    return level_stats_[output_level];
-  }
   // shale.num-files-at-level<level_text>: false unless level_text is the number of a level.
   bool NumFilesAtLevelProperty(const SuperVersion& sv, std::string_view level_text,
                                std::string* value) const;
@@ -295,18 +359,24 @@ class DBImpl final : public DB {
   Status CloseImpl();
 
   const std::string dbname_;
+  // The DB's options, and the default family's.
   const Options options_;
   const std::shared_ptr<FileSystem> fs_;
   Statistics* const stats_;
-  const InternalKeyComparator icmp_;
-  // DefaultColumnFamily(): made by the constructor.
+  // The block cache of every family whose options name none.
+  std::shared_ptr<Cache> block_cache_;
+  // The default family (never dropped) and DefaultColumnFamily(): made by the constructor.
+  std::shared_ptr<ColumnFamilyData> default_cfd_;
   std::unique_ptr<ColumnFamilyHandle> default_family_;
+  // The live families by id, replaced whole (never changed in place) under mutex_ with writes
+  // stopped: by Open, CreateColumnFamily and DropColumnFamily. The write path loads it to
+  // check and insert batches; background work under mutex_.
+  mutable Mutex family_map_mu_;
+  std::shared_ptr<const FamilyMap> family_map_ GUARDED_BY(family_map_mu_);
 
   std::string async_path_;  // set by Open: "io_uring", or "sync (why)"
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Directory> db_dir_;
-  std::shared_ptr<Cache> block_cache_;
-  std::unique_ptr<TableCache> table_cache_;
   WriteThread write_thread_;
 
   // Owned by the write leader (or the opening / closing thread); switched under mutex_ too.
@@ -328,22 +398,6 @@ class DBImpl final : public DB {
   // Every write with a sequence <= this is applied and visible to readers.
   std::atomic<SequenceNumber> last_sequence_{0};
 
-  // The mutable memtable (the DB holds one reference). Changed by the write leader under
-  // mutex_; read without the lock only by the leader.
-  MemTable* mem_ = nullptr;
-  // The WAL that was current when mem_ became the mutable memtable: mem_'s data is in logs
-  // numbered >= this.
-  uint64_t mem_log_number_ = 0;
-  struct Immutable {
-    MemTable* mem;        // one reference held here
-    uint64_t log_number;  // first WAL holding its data
-  };
-  std::deque<Immutable> imm_ GUARDED_BY(mutex_);  // newest at the front
-  // The published SuperVersion. Its own small lock (held for a pointer copy) keeps readers
-  // off mutex_.
-  mutable Mutex sv_mutex_;
-  std::shared_ptr<SuperVersion> super_version_ GUARDED_BY(sv_mutex_);
-
   std::atomic<bool> closed_{false};
   std::atomic<bool> read_only_{false};
 
@@ -364,29 +418,24 @@ class DBImpl final : public DB {
   CondVar bg_work_cv_{&mutex_};  // work may be available, or shutting down
   CondVar bg_done_cv_{&mutex_};  // a background job finished
   bool shutting_down_ GUARDED_BY(mutex_) = false;
-  std::atomic<bool> shutdown_requested_{false};  // read by running jobs without the mutex
-  std::vector<std::string> compact_pointers_ GUARDED_BY(mutex_);  // per level
-  bool flush_running_ GUARDED_BY(mutex_) = false;
+  std::atomic<bool> shutdown_requested_{false};    // read by running jobs without the mutex
+  bool flush_running_ GUARDED_BY(mutex_) = false;  // one flush at a time
   // Compactions writing outputs (trivial moves finish under mutex_ and are never listed).
-  std::vector<const Compaction*> running_compactions_ GUARDED_BY(mutex_);
+  struct RunningCompaction {
+    const Compaction* compaction;
+    uint32_t family;
+  };
+  std::vector<RunningCompaction> running_compactions_ GUARDED_BY(mutex_);
   bool manual_compaction_ GUARDED_BY(mutex_) = false;      // CompactRange owns compaction
   int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;  // CompactRange calls waiting for it
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // table files being written
-  uint64_t stall_count_l0_slowdown_ GUARDED_BY(mutex_) = 0;
-  uint64_t stall_count_l0_stop_ GUARDED_BY(mutex_) = 0;
-  uint64_t stall_count_memtable_ GUARDED_BY(mutex_) = 0;
-  uint64_t stall_count_pending_slowdown_ GUARDED_BY(mutex_) = 0;
-  uint64_t stall_count_pending_stop_ GUARDED_BY(mutex_) = 0;
-  // EstimatePendingCompactionBytes of the current Version, kept by InstallSuperVersion.
-  uint64_t pending_compaction_bytes_ GUARDED_BY(mutex_) = 0;
-  WriteDelay write_delay_ GUARDED_BY(mutex_);  // paces slowed-down writes
+  WriteDelay write_delay_ GUARDED_BY(mutex_);              // paces slowed-down writes
   const char* stall_reason_ GUARDED_BY(mutex_) = "none";
+  std::string stall_family_ GUARDED_BY(mutex_);  // the family stall_reason_ is about
   uint64_t flush_bytes_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_read_bytes_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_write_bytes_ GUARDED_BY(mutex_) = 0;
   uint64_t num_compactions_ GUARDED_BY(mutex_) = 0;
-  // Compaction work by output level (shale.stats): index = output level.
-  std::vector<LevelCompactionStats> level_stats_ GUARDED_BY(mutex_);
   uint64_t num_flushes_ GUARDED_BY(mutex_) = 0;
 };
 

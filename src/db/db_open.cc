@@ -49,6 +49,95 @@ constexpr uint64_t kWalZeroFillBytes = 1 << 20;
 constexpr size_t kMaxWriteBufferSize = size_t{64} << 30;
 constexpr int kMaxBackgroundJobs = 64;
 
+std::string NewIdentity() {
+  std::random_device rd;
+  std::mt19937_64 gen((uint64_t{rd()} << 32) ^ rd());
+  return fmt::format("{:016x}{:016x}\n", gen(), gen());
+}
+
+// How one log in the replay set follows the one before it. A log started by a memtable switch
+// begins with a header: an empty batch whose sequence is the last one written to the previous
+// log. Logs are synced lazily, oldest first, so when the previous log (in the replay set) ends
+// below that sequence it lost records in the crash, and this log and every later one hold
+// only unsynced writes made after them: the history ends before this log.
+struct LogLink {
+  bool has_previous = false;         // in: a log before this one was replayed
+  SequenceNumber previous_last = 0;  // in: the last sequence found in that log
+  SequenceNumber log_last = 0;       // out: the last sequence in this log, header included
+  bool previous_incomplete = false;  // out: the header names a sequence the previous log lacks
+};
+
+// Replays one log: calls apply(batch, first_seq) for each record not yet applied.
+// *last_seq carries the highest applied sequence across logs.
+// A record naming a family known(id) refuses fails the open (InvalidArgument).
+template <typename Apply>
+log::Reader::End ReplayLog(FileSystem* fs, const std::string& name,
+                           const std::function<bool(uint32_t)>& known, LogLink* link,
+                           SequenceNumber* last_seq, uint64_t* records, Status* problem,
+                           Apply&& apply) {
+  *records = 0;
+  link->log_last = 0;
+  link->previous_incomplete = false;
+  std::unique_ptr<SequentialFile> file;
+  Status s = fs->NewSequentialFile(name, FileOptions(), &file);
+  if (!s.ok()) {
+    *problem = s;
+    return log::Reader::End::kIOError;
+  }
+  log::Reader reader(std::move(file), name);
+  std::string scratch;
+  Slice record;
+  SequenceNumber& log_last = link->log_last;  // sequences only grow within one log
+  while (reader.ReadRecord(&record, &scratch)) {
+    ++*records;
+    auto corrupt = [&](const std::string& what) {
+      *problem = Status::Corruption(
+          fmt::format("{}: offset {}: {}", name, reader.last_record_offset(), what));
+      return log::Reader::End::kCorruption;
+    };
+    WriteBatch batch;
+    s = WriteBatchInternal::SetContents(&batch, record);
+    if (s.ok()) s = WriteBatchInternal::Validate(&batch, known);
+    if (s.IsInvalidArgument()) {
+      // A well-formed record of a column family this DB does not hold: not damage, and not
+      // something any recovery mode may drop (later records would go with it). Open fails.
+      *problem = Status::InvalidArgument(
+          fmt::format("{}: offset {}", name, reader.last_record_offset()), s.ToString());
+      return log::Reader::End::kIOError;
+    }
+    if (!s.ok()) return corrupt(s.ToString());
+    const uint32_t count = batch.Count();
+    if (count == 0) {
+      // The header (first record only; empty batches are not logged otherwise). Its sequence
+      // counts as this log's own: a log with no other record passes it on.
+      if (*records == 1) {
+        const SequenceNumber header = WriteBatchInternal::Sequence(&batch);
+        if (link->has_previous && header > link->previous_last) {
+          link->previous_incomplete = true;
+          return log::Reader::End::kClean;
+        }
+        log_last = std::max(log_last, header);
+      }
+      continue;
+    }
+    const SequenceNumber first = WriteBatchInternal::Sequence(&batch);
+    const SequenceNumber last = first + count - 1;
+    if (first == 0 || last < first || last > kMaxSequenceNumber) {
+      return corrupt("invalid sequence number");
+    }
+    if (first <= log_last) return corrupt("sequence number goes back");
+    log_last = last;
+    if (last <= *last_seq) continue;  // applied from an earlier copy of this record
+    if (first <= *last_seq) return corrupt("sequence numbers overlap earlier records");
+    apply(batch, first);
+    *last_seq = last;
+  }
+  *problem = reader.status();
+  return reader.end();
+}
+
+}  // namespace
+
 Status ValidateOptions(const Options& o) {
   auto bad = [](const char* field, const std::string& why) {
     return Status::InvalidArgument(fmt::format("Options::{} {}", field, why));
@@ -118,93 +207,6 @@ Status ValidateOptions(const Options& o) {
   return Status::OK();
 }
 
-std::string NewIdentity() {
-  std::random_device rd;
-  std::mt19937_64 gen((uint64_t{rd()} << 32) ^ rd());
-  return fmt::format("{:016x}{:016x}\n", gen(), gen());
-}
-
-// How one log in the replay set follows the one before it. A log started by a memtable switch
-// begins with a header: an empty batch whose sequence is the last one written to the previous
-// log. Logs are synced lazily, oldest first, so when the previous log (in the replay set) ends
-// below that sequence it lost records in the crash, and this log and every later one hold
-// only unsynced writes made after them: the history ends before this log.
-struct LogLink {
-  bool has_previous = false;         // in: a log before this one was replayed
-  SequenceNumber previous_last = 0;  // in: the last sequence found in that log
-  SequenceNumber log_last = 0;       // out: the last sequence in this log, header included
-  bool previous_incomplete = false;  // out: the header names a sequence the previous log lacks
-};
-
-// Replays one log: calls apply(batch, first_seq) for each record not yet applied.
-// *last_seq carries the highest applied sequence across logs.
-template <typename Apply>
-log::Reader::End ReplayLog(FileSystem* fs, const std::string& name, LogLink* link,
-                           SequenceNumber* last_seq, uint64_t* records, Status* problem,
-                           Apply&& apply) {
-  *records = 0;
-  link->log_last = 0;
-  link->previous_incomplete = false;
-  std::unique_ptr<SequentialFile> file;
-  Status s = fs->NewSequentialFile(name, FileOptions(), &file);
-  if (!s.ok()) {
-    *problem = s;
-    return log::Reader::End::kIOError;
-  }
-  log::Reader reader(std::move(file), name);
-  std::string scratch;
-  Slice record;
-  SequenceNumber& log_last = link->log_last;  // sequences only grow within one log
-  while (reader.ReadRecord(&record, &scratch)) {
-    ++*records;
-    auto corrupt = [&](const std::string& what) {
-      *problem = Status::Corruption(
-          fmt::format("{}: offset {}: {}", name, reader.last_record_offset(), what));
-      return log::Reader::End::kCorruption;
-    };
-    WriteBatch batch;
-    s = WriteBatchInternal::SetContents(&batch, record);
-    if (s.ok()) s = WriteBatchInternal::Validate(&batch);
-    if (s.IsInvalidArgument()) {
-      // A well-formed record of a column family this DB does not hold: not damage, and not
-      // something any recovery mode may drop (later records would go with it). Open fails.
-      *problem = Status::InvalidArgument(
-          fmt::format("{}: offset {}", name, reader.last_record_offset()), s.ToString());
-      return log::Reader::End::kIOError;
-    }
-    if (!s.ok()) return corrupt(s.ToString());
-    const uint32_t count = batch.Count();
-    if (count == 0) {
-      // The header (first record only; empty batches are not logged otherwise). Its sequence
-      // counts as this log's own: a log with no other record passes it on.
-      if (*records == 1) {
-        const SequenceNumber header = WriteBatchInternal::Sequence(&batch);
-        if (link->has_previous && header > link->previous_last) {
-          link->previous_incomplete = true;
-          return log::Reader::End::kClean;
-        }
-        log_last = std::max(log_last, header);
-      }
-      continue;
-    }
-    const SequenceNumber first = WriteBatchInternal::Sequence(&batch);
-    const SequenceNumber last = first + count - 1;
-    if (first == 0 || last < first || last > kMaxSequenceNumber) {
-      return corrupt("invalid sequence number");
-    }
-    if (first <= log_last) return corrupt("sequence number goes back");
-    log_last = last;
-    if (last <= *last_seq) continue;  // applied from an earlier copy of this record
-    if (first <= *last_seq) return corrupt("sequence numbers overlap earlier records");
-    apply(batch, first);
-    *last_seq = last;
-  }
-  *problem = reader.status();
-  return reader.end();
-}
-
-}  // namespace
-
 Status DB::Open(const Options& options, const std::string& path, std::unique_ptr<DB>* db) {
   db->reset();
   Status s = ValidateOptions(options);
@@ -221,32 +223,30 @@ Status DB::Open(const DBOptions& db_options, const std::string& path,
                 std::unique_ptr<DB>* db) {
   handles->clear();
   db->reset();
-  std::set<std::string> names;
   const ColumnFamilyDescriptor* default_family = nullptr;
-  std::vector<std::string> unknown;
+  std::map<std::string, ColumnFamilyOptions> others;
   for (const ColumnFamilyDescriptor& d : column_families) {
-    if (!names.insert(d.name).second) {
+    if (d.name.empty()) return Status::InvalidArgument("empty column family name");
+    if (d.name == kDefaultColumnFamilyName ? default_family != nullptr
+                                           : !others.emplace(d.name, d.options).second) {
       return Status::InvalidArgument("column family named twice", d.name);
     }
-    if (d.name == kDefaultColumnFamilyName) {
-      default_family = &d;
-    } else {
-      unknown.push_back(d.name);
-    }
+    if (d.name == kDefaultColumnFamilyName) default_family = &d;
+    Status s = ValidateOptions(Options(db_options, d.options));
+    if (!s.ok()) return Status::InvalidArgument("column family " + d.name, s.ToString());
   }
   if (default_family == nullptr) {
     return Status::InvalidArgument("the column families to open leave out the default family");
   }
-  // The DB holds the default family only (shale/column_family.h).
-  if (!unknown.empty()) {
-    return Status::InvalidArgument("column families not found",
-                                   fmt::format("{}", fmt::join(unknown, ", ")));
-  }
-  Status s = Open(Options(db_options, default_family->options), path, db);
+  const Options options(db_options, default_family->options);
+  auto impl = std::make_unique<DBImpl>(options, path);
+  Status s = impl->OpenImpl(others);
   if (!s.ok()) return s;
-  const auto* impl = static_cast<const DBImpl*>(db->get());
-  for (size_t i = 0; i < column_families.size(); i++)
-    handles->push_back(impl->NewDefaultFamilyHandle());
+  for (const ColumnFamilyDescriptor& d : column_families) {
+    handles->push_back(impl->NewFamilyHandle(d.name));
+    SHALE_ASSERT(handles->back() != nullptr);  // OpenImpl opened every one
+  }
+  *db = std::move(impl);
   return Status::OK();
 }
 
@@ -261,7 +261,7 @@ Status DB::ListColumnFamilies(const DBOptions& db_options, const std::string& pa
   return VersionSet::ListColumnFamilies(fs.get(), path, column_families);
 }
 
-Status DBImpl::OpenImpl() {
+Status DBImpl::OpenImpl(const std::map<std::string, ColumnFamilyOptions>& families) {
   // Which path MultiGet's block reads take (shale.io.async-path).
   Status why;
   if (AsyncReader* r = ThreadAsyncReader(fs_, &why); r != nullptr) {
@@ -275,21 +275,7 @@ Status DBImpl::OpenImpl() {
   }
   bool is_new = false;
   Status s = LockAndCheckExistence(&is_new);
-  if (s.ok()) {
-    MutexLock l(&mutex_);
-    versions_ = std::make_unique<VersionSet>(dbname_, &options_, fs_.get(), table_cache_.get(),
-                                             &icmp_, db_dir_.get());
-    s = is_new ? versions_->CreateNew() : versions_->Recover();
-    if (s.ok()) {
-      mem_ = NewMemTable();
-      VersionEdit edit;
-      s = RecoverLogs(&edit);
-    }
-    if (s.ok()) {
-      InstallSuperVersion();
-      DeleteObsoleteFiles();
-    }
-  }
+  if (s.ok()) s = RecoverFamilies(is_new, families);
   if (!s.ok()) {
     closed_.store(true);  // the destructor still releases what was taken
     return s;
@@ -297,6 +283,77 @@ Status DBImpl::OpenImpl() {
   s = StartBackgroundThreads();
   if (!s.ok()) CloseImpl().PermitUncheckedError();  // joins the threads that did start
   return s;
+}
+
+Status DBImpl::RecoverFamilies(bool is_new,
+                               const std::map<std::string, ColumnFamilyOptions>& families) {
+  // Every family the MANIFEST holds must be opened: a missing one would have its WAL records
+  // skipped and its files deleted as obsolete.
+  std::vector<std::string> existing;
+  if (!is_new) {
+    Status s = VersionSet::ListColumnFamilies(fs_.get(), dbname_, &existing);
+    if (!s.ok()) return s;
+    std::vector<std::string> not_opened;
+    for (const std::string& name : existing) {
+      if (name != kDefaultColumnFamilyName && !families.contains(name)) {
+        not_opened.push_back(name);
+      }
+    }
+    if (!not_opened.empty()) {
+      return Status::InvalidArgument(
+          dbname_, fmt::format("column families not opened: {}", fmt::join(not_opened, ", ")));
+    }
+  }
+  std::vector<std::string> missing;
+  for (const auto& [name, options] : families) {
+    if (std::find(existing.begin(), existing.end(), name) == existing.end()) {
+      missing.push_back(name);
+    }
+  }
+  if (!missing.empty() && !options_.create_missing_column_families) {
+    return Status::InvalidArgument(
+        dbname_, fmt::format("column families not found: {} (create_missing_column_families "
+                             "is false)",
+                             fmt::join(missing, ", ")));
+  }
+
+  MutexLock l(&mutex_);
+  versions_ =
+      std::make_unique<VersionSet>(dbname_, &options_, fs_.get(), default_cfd_->table_cache.get(),
+                                   &default_cfd_->icmp, db_dir_.get());
+  FamilyMap opened = {{0, default_cfd_}};
+  Status s;
+  if (is_new) {
+    s = versions_->CreateNew();
+  } else {
+    s = versions_->Recover([&](const FamilyInfo& info, FamilyConfig* config) {
+      auto cfd = NewFamilyData(info.id, info.name, families.at(info.name));
+      *config = cfd->config();
+      opened.emplace(info.id, std::move(cfd));
+      return Status::OK();
+    });
+  }
+  if (!s.ok()) return s;
+  for (const auto& [id, cfd] : opened) cfd->mem = cfd->NewMemTable();
+  PublishFamilies(std::make_shared<const FamilyMap>(opened));
+  RecoveryEdits edits;
+  s = RecoverLogs(&edits);
+  if (!s.ok()) return s;
+  // Families the descriptors name and the MANIFEST does not: created now, starting in the new
+  // WAL.
+  for (const std::string& name : missing) {
+    uint32_t id = versions_->max_column_family() + 1;
+    auto cfd = NewFamilyData(id, name, families.at(name));
+    s = versions_->CreateColumnFamily(name, cfd->config(), log_number_, &id);
+    if (!s.ok()) return s;
+    cfd->mem = cfd->NewMemTable();
+    cfd->mem_log_number = log_number_;
+    opened.emplace(id, std::move(cfd));
+  }
+  PublishFamilies(std::make_shared<const FamilyMap>(opened));
+  for (const auto& [id, cfd] : opened) InstallSuperVersion(cfd.get());
+  DeleteObsoleteFiles();
+  return Status::OK();
 }
 
 Status DBImpl::LockAndCheckExistence(bool* is_new) {
@@ -423,12 +480,12 @@ struct DBImpl::LogRecovery {
   bool dropped = false;         // pass 1 left records or logs out
 };
 
-Status DBImpl::RecoverLogs(VersionEdit* edit) {
+Status DBImpl::RecoverLogs(RecoveryEdits* edits) {
   LogRecovery r;
   Status s = FindLogsToReplayLocked(&r);
   if (!s.ok()) return s;
-  // Pass 1: apply to the memtable (flushing it when full) and decide how far replay goes.
-  s = ReplayLogsLocked(&r, edit);
+  // Pass 1: apply to the memtables (flushing them when full) and decide how far replay goes.
+  s = ReplayLogsLocked(&r, edits);
   if (!s.ok()) return s;
   const SequenceNumber last_seq = std::max(r.last_seq, versions_->last_sequence());
   last_allocated_sequence_ = last_seq;
@@ -437,17 +494,17 @@ Status DBImpl::RecoverLogs(VersionEdit* edit) {
 
   s = CreateLog(/*keep_previous=*/false);
   if (!s.ok()) {
-    DiscardUnloggedTables(*edit);
+    DiscardUnloggedTables(*edits);
     return s;
   }
-  mem_log_number_ = log_number_;
+  for (const auto& [id, cfd] : *Families()) cfd->mem_log_number = log_number_;
   // One of three endings: the recovered data goes to L0 and the replayed logs go (the
-  // default); or the data stays in the memtable (avoid_flush_during_recovery) and so do the
+  // default); or the data stays in the memtables (avoid_flush_during_recovery) and so do the
   // replayed logs, synced; unless pass 1 left records out: then the survivors are copied into
   // the new log (pass 2) and the old logs go.
-  if (!options_.avoid_flush_during_recovery) return FlushRecoveredLocked(edit);
+  if (!options_.avoid_flush_during_recovery) return FlushRecoveredLocked(edits);
   if (!r.dropped) return KeepReplayedLogsLocked(r);
-  return CopySurvivingRecordsLocked(r, edit);
+  return CopySurvivingRecordsLocked(r, edits);
 }
 
 Status DBImpl::FindLogsToReplayLocked(LogRecovery* r) {
@@ -464,22 +521,31 @@ Status DBImpl::FindLogsToReplayLocked(LogRecovery* r) {
     if (type == FileType::kTable) tables_on_disk.insert(number);
   }
   std::sort(r->logs.begin(), r->logs.end());
-  auto v = versions_->current();
-  for (int level = 0; level < v->num_levels(); level++) {
-    for (const auto& f : v->files(level)) {
-      if (tables_on_disk.count(f->number) == 0) {
-        return Status::Corruption(dbname_, fmt::format("table file {:06}.sst listed in the "
-                                                       "MANIFEST is missing",
-                                                       f->number));
+  for (const FamilyInfo& family : versions_->Families()) {
+    auto v = versions_->current(family.id);
+    for (int level = 0; level < v->num_levels(); level++) {
+      for (const auto& f : v->files(level)) {
+        if (tables_on_disk.count(f->number) == 0) {
+          return Status::Corruption(dbname_, fmt::format("table file {:06}.sst listed in the "
+                                                         "MANIFEST is missing",
+                                                         f->number));
+        }
       }
     }
   }
   return Status::OK();
 }
 
-Status DBImpl::ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) {
+bool DBImpl::ReplaysInto(uint32_t id, uint64_t log_number) const {
+  // A family the MANIFEST no longer holds was dropped (ids are never reused), and a family's
+  // records in logs below its log number are in its tables already.
+  return versions_->HasFamily(id) && log_number >= versions_->log_number(id);
+}
+
+Status DBImpl::ReplayLogsLocked(LogRecovery* r, RecoveryEdits* edits) {
   const bool flush = !options_.avoid_flush_during_recovery;
   const WALRecoveryMode mode = options_.wal_recovery_mode;
+  const std::shared_ptr<const FamilyMap> families = Families();
   Status flush_status;
   // Merge operands replayed without a merge operator would be flushed into tables stamped
   // with none, which no later open with the real operator could read: refuse the open instead,
@@ -487,33 +553,44 @@ Status DBImpl::ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) {
   // with the operator still works.
   Status refused;
   LogLink link;
+  // Ids up to the largest ever handed out name a family, live or dropped.
+  const uint32_t max_family = versions_->max_column_family();
+  const std::function<bool(uint32_t)> known = [max_family](uint32_t id) {
+    return id <= max_family;
+  };
   for (uint64_t number : r->logs) {
     Status problem;
     uint64_t records = 0;
     const std::string name = LogFileName(dbname_, number);
-    auto end = ReplayLog(fs_.get(), name, &link, &r->last_seq, &records, &problem,
+    const std::function<MemTable*(uint32_t)> mem_of = [&](uint32_t id) -> MemTable* {
+      mutex_.AssertHeld();  // RecoverLogs holds it throughout
+      return ReplaysInto(id, number) ? families->at(id)->mem : nullptr;
+    };
+    auto end = ReplayLog(fs_.get(), name, known, &link, &r->last_seq, &records, &problem,
                          [&](const WriteBatch& batch, SequenceNumber first) {
+                           mutex_.AssertHeld();  // RecoverLogs holds it throughout
                            if (!refused.ok()) return;
-                           if (!options_.merge_operator && WriteBatchInternal::HasMerge(&batch)) {
-                             refused = Status::InvalidArgument(
-                                 name, "holds merge operands: open with the merge_operator");
-                             return;
-                           }
-                           Status ins = WriteBatchInternal::InsertInto(&batch, first, mem_);
+                           refused = CheckReplayedMerges(batch, number, name);
+                           if (!refused.ok()) return;
+                           Status ins = WriteBatchInternal::InsertInto(&batch, first, mem_of);
                            SHALE_ASSERT(ins.ok());  // validated by ReplayLog
                            ins.PermitUncheckedError();
-                           mutex_.AssertHeld();  // RecoverLogs holds it throughout
-                           if (flush && flush_status.ok() &&
-                               mem_->ApproximateMemoryUsage() >= options_.write_buffer_size) {
-                             flush_status = WriteLevel0Table(mem_, edit);
-                             mem_->Unref();
-                             mem_ = NewMemTable();
+                           if (!flush || !flush_status.ok()) return;
+                           for (const auto& [id, cfd] : *families) {
+                             if (flush_status.ok() && cfd->mem->ApproximateMemoryUsage() >=
+                                                          cfd->options.write_buffer_size) {
+                               VersionEdit& edit = (*edits)[id];
+                               edit.SetColumnFamily(id);
+                               flush_status = WriteLevel0Table(cfd.get(), cfd->mem, &edit);
+                               cfd->mem->Unref();
+                               cfd->mem = cfd->NewMemTable();
+                             }
                            }
                          });
     // Failing here, pass 1's tables are named by no MANIFEST record: delete them.
     auto fail = [&](const Status& why) {
       mutex_.AssertHeld();  // RecoverLogs holds it throughout
-      DiscardUnloggedTables(*edit);
+      DiscardUnloggedTables(*edits);
       return why;
     };
     if (!refused.ok()) return fail(refused);
@@ -540,26 +617,65 @@ Status DBImpl::ReplayLogsLocked(LogRecovery* r, VersionEdit* edit) {
   return Status::OK();
 }
 
-Status DBImpl::FlushRecoveredLocked(VersionEdit* edit) {
-  if (mem_->num_entries() > 0) {
-    Status s = WriteLevel0Table(mem_, edit);
-    if (!s.ok()) {
-      DiscardUnloggedTables(*edit);
-      return s;
+Status DBImpl::CheckReplayedMerges(const WriteBatch& batch, uint64_t log_number,
+                                   const std::string& log_name) const {
+  if (!WriteBatchInternal::HasMerge(&batch)) return Status::OK();
+  class Finder : public RecordHandler {
+   public:
+    explicit Finder(const std::function<bool(uint32_t)>& lacks) : lacks_(lacks) {}
+    Status Record(uint32_t id, ValueType type, const Slice&, const Slice*) override {
+      return type == kTypeMerge && lacks_(id) ? Status::Aborted("") : Status::OK();
     }
-    mem_->Unref();
-    mem_ = NewMemTable();
+
+   private:
+    const std::function<bool(uint32_t)>& lacks_;
+  };
+  const std::shared_ptr<const FamilyMap> families = Families();
+  const std::function<bool(uint32_t)> lacks = [&](uint32_t id) {
+    return ReplaysInto(id, log_number) && !families->at(id)->options.merge_operator;
+  };
+  Finder finder(lacks);
+  if (batch.Iterate(&finder).IsAborted()) {
+    return Status::InvalidArgument(log_name, "holds merge operands: open with the merge_operator");
   }
-  // Everything replayed is in tables now: the old logs are no longer needed.
-  edit->SetLogNumber(log_number_);
-  Status s = versions_->LogAndApply(edit);
-  for (const auto& [level, f] : edit->new_files()) pending_outputs_.erase(f.number);
+  return Status::OK();
+}
+
+Status DBImpl::ApplyRecoveryEditsLocked(RecoveryEdits* edits) {
+  // Everything replayed is in tables or the new log now: no family needs the old logs.
+  std::vector<VersionEdit*> pointers;
+  for (const auto& [id, cfd] : *Families()) {
+    VersionEdit& edit = (*edits)[id];
+    edit.SetColumnFamily(id);
+    edit.SetLogNumber(log_number_);
+    pointers.push_back(&edit);
+  }
+  Status s = versions_->LogAndApply(pointers);
+  for (const auto& [id, edit] : *edits) {
+    for (const auto& [level, f] : edit.new_files()) pending_outputs_.erase(f.number);
+  }
   return s;
 }
 
+Status DBImpl::FlushRecoveredLocked(RecoveryEdits* edits) {
+  for (const auto& [id, cfd] : *Families()) {
+    if (cfd->mem->num_entries() == 0) continue;
+    VersionEdit& edit = (*edits)[id];
+    edit.SetColumnFamily(id);
+    Status s = WriteLevel0Table(cfd.get(), cfd->mem, &edit);
+    if (!s.ok()) {
+      DiscardUnloggedTables(*edits);
+      return s;
+    }
+    cfd->mem->Unref();
+    cfd->mem = cfd->NewMemTable();
+  }
+  return ApplyRecoveryEditsLocked(edits);
+}
+
 Status DBImpl::KeepReplayedLogsLocked(const LogRecovery& r) {
-  // The recovered data stays in the memtable; its logs stay until it is flushed. They may end
-  // in writes that were never synced: make them durable before any new write, or a crash
+  // The recovered data stays in the memtables; its logs stay until they are flushed. They may
+  // end in writes that were never synced: make them durable before any new write, or a crash
   // could keep a later synced write (in the new log) and lose these, a hole in the history.
   for (uint64_t number : r.logs) {
     std::unique_ptr<WritableFile> file;
@@ -568,29 +684,47 @@ Status DBImpl::KeepReplayedLogsLocked(const LogRecovery& r) {
     if (s.ok()) s = file->Close();
     if (!s.ok()) return s;
   }
-  if (!r.logs.empty()) mem_log_number_ = r.logs.front();
+  if (!r.logs.empty()) {
+    // Each family's data is in the logs from its own log number on.
+    for (const auto& [id, cfd] : *Families()) {
+      cfd->mem_log_number = std::max(r.logs.front(), versions_->log_number(id));
+    }
+  }
   return Status::OK();
 }
 
-Status DBImpl::CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edit) {
+Status DBImpl::CopySurvivingRecordsLocked(const LogRecovery& r, RecoveryEdits* edits) {
   // Pass 2: copy the surviving records into the new log, make it durable, then drop the old
   // logs. The files have not changed, so the same records must survive: a log that cannot be
   // read again, or reads differently (a device returning unstable data), fails the open
-  // before the MANIFEST stops naming the old logs.
+  // before the MANIFEST stops naming the old logs. Only records pass 1 applied are copied (not
+  // those of dropped families, nor those a family has in its tables already), each run of them
+  // as a record of its own with its own sequence numbers.
   Status s;
   SequenceNumber copied_seq = 0;
   LogLink link;
+  const uint32_t max_family = versions_->max_column_family();
+  const std::function<bool(uint32_t)> known = [max_family](uint32_t id) {
+    return id <= max_family;
+  };
   for (size_t i = 0; i < r.replayed.size() && s.ok(); i++) {
     Status problem;
     uint64_t records = 0;
-    const std::string name = LogFileName(dbname_, r.logs[i]);
-    const auto end = ReplayLog(fs_.get(), name, &link, &copied_seq, &records, &problem,
-                               [this, &s](const WriteBatch& batch, SequenceNumber first) {
-                                 if (!s.ok()) return;
-                                 WriteBatch copy = batch;
-                                 WriteBatchInternal::SetSequence(&copy, first);
-                                 s = log_->AddRecord(WriteBatchInternal::Contents(&copy));
-                               });
+    const uint64_t number = r.logs[i];
+    const std::string name = LogFileName(dbname_, number);
+    const std::function<bool(uint32_t)> keep = [&](uint32_t id) {
+      mutex_.AssertHeld();  // RecoverLogs holds it throughout
+      return ReplaysInto(id, number);
+    };
+    const auto end =
+        ReplayLog(fs_.get(), name, known, &link, &copied_seq, &records, &problem,
+                  [&](const WriteBatch& batch, SequenceNumber first) {
+                    if (!s.ok()) return;
+                    for (WriteBatch& run : WriteBatchInternal::KeptRuns(&batch, first, keep)) {
+                      s = log_->AddRecord(WriteBatchInternal::Contents(&run));
+                      if (!s.ok()) return;
+                    }
+                  });
     if (!s.ok()) break;
     if (end == log::Reader::End::kIOError) {
       s = problem;
@@ -602,18 +736,17 @@ Status DBImpl::CopySurvivingRecordsLocked(const LogRecovery& r, VersionEdit* edi
     link.previous_last = link.log_last;
   }
   if (s.ok()) s = log_->Sync();
-  if (s.ok()) {
-    edit->SetLogNumber(log_number_);
-    s = versions_->LogAndApply(edit);
-  }
+  if (s.ok()) s = ApplyRecoveryEditsLocked(edits);
   return s;
 }
 
-void DBImpl::DiscardUnloggedTables(const VersionEdit& edit) {
-  for (const auto& [level, f] : edit.new_files()) {
-    pending_outputs_.erase(f.number);
-    // Best effort: a table left behind is deleted as obsolete by the next successful open.
-    fs_->DeleteFile(TableFileName(dbname_, f.number)).PermitUncheckedError();
+void DBImpl::DiscardUnloggedTables(const RecoveryEdits& edits) {
+  for (const auto& [id, edit] : edits) {
+    for (const auto& [level, f] : edit.new_files()) {
+      pending_outputs_.erase(f.number);
+      // Best effort: a table left behind is deleted as obsolete by the next successful open.
+      fs_->DeleteFile(TableFileName(dbname_, f.number)).PermitUncheckedError();
+    }
   }
 }
 

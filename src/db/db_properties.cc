@@ -19,12 +19,13 @@ constexpr std::string_view kNumFilesAtLevelPrefix = "shale.num-files-at-level";
 // The per-level lines of shale.stats: files, size and compaction score of each level that holds
 // files or received compactions, and what compactions into it read, wrote and moved down.
 template <typename LevelStats>
-std::string LevelTable(const Version& v, const VersionSet& versions, int l0_trigger,
+std::string LevelTable(const Version& v, const Options& options,
                        const std::vector<LevelStats>& stats) {
+  const int l0_trigger = options.level0_file_num_compaction_trigger;
   std::string levels =
       "Level  Files  Size(MB)  Score  Comp  Moves  Rn(MB)  Rnp1(MB)  Write(MB)  Moved(MB)\n";
   auto mb = [](uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; };
-  const LevelTargets targets = ComputeLevelTargets(versions.options(), v);
+  const LevelTargets targets = ComputeLevelTargets(options, v);
   for (int level = 0; level < v.num_levels(); level++) {
     const LevelStats ls = static_cast<size_t>(level) < stats.size() ? stats[level] : LevelStats();
     if (v.files(level).empty() && ls.compactions == 0 && ls.moves == 0) continue;
@@ -42,11 +43,12 @@ std::string LevelTable(const Version& v, const VersionSet& versions, int l0_trig
 
 }  // namespace
 
-bool DBImpl::GetProperty(const Slice& property, std::string* value) {
+bool DBImpl::GetPropertyImpl(ColumnFamilyData* cfd, const Slice& property, std::string* value) {
   value->clear();
   if (!CheckOpen().ok()) return false;
   const std::string_view name = property.ToStringView();
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  if (sv == nullptr) return false;  // dropped
   if (name.starts_with(kNumFilesAtLevelPrefix)) {
     return NumFilesAtLevelProperty(*sv, name.substr(kNumFilesAtLevelPrefix.size()), value);
   }
@@ -108,7 +110,7 @@ bool DBImpl::NumFilesAtLevelProperty(const SuperVersion& sv, std::string_view le
   int level = 0;
   const char* end = level_text.data() + level_text.size();
   auto [ptr, ec] = std::from_chars(level_text.data(), end, level);
-  if (ec != std::errc() || ptr != end || level < 0 || level >= options_.num_levels) {
+  if (ec != std::errc() || ptr != end || level < 0 || level >= sv.current->num_levels()) {
     return false;
   }
   *value = std::to_string(sv.current->files(level).size());
@@ -122,9 +124,10 @@ std::string DBImpl::EstimateNumKeysProperty(const SuperVersion& sv) const {
   for (int level = 0; level < sv.current->num_levels(); level++) {
     for (const auto& f : sv.current->files(level)) {
       Cache::Handle* h = nullptr;
-      if (table_cache_->FindTable(f->number, f->file_size, &h).ok()) {
-        n += table_cache_->GetReader(h)->properties().num_entries;
-        table_cache_->Release(h);
+      TableCache* table_cache = sv.cfd->table_cache.get();
+      if (table_cache->FindTable(f->number, f->file_size, &h).ok()) {
+        n += table_cache->GetReader(h)->properties().num_entries;
+        table_cache->Release(h);
       }
     }
   }
@@ -149,9 +152,9 @@ std::string DBImpl::BackgroundErrorsProperty(const SuperVersion&) const {
   return bg_error_.ok() ? "0" : "1";
 }
 
-std::string DBImpl::PendingCompactionBytesProperty(const SuperVersion&) const {
+std::string DBImpl::PendingCompactionBytesProperty(const SuperVersion& sv) const {
   MutexLock l(&mutex_);
-  return std::to_string(pending_compaction_bytes_);
+  return std::to_string(sv.cfd->pending_compaction_bytes);
 }
 
 std::string DBImpl::RunningCompactionsProperty(const SuperVersion&) const {
@@ -164,19 +167,23 @@ std::string DBImpl::RunningFlushesProperty(const SuperVersion&) const {
   return flush_running_ ? "1" : "0";
 }
 
-std::string DBImpl::WriteStallProperty(const SuperVersion&) const {
+std::string DBImpl::WriteStallProperty(const SuperVersion& sv) const {
   MutexLock l(&mutex_);
+  // The reason is the DB's (writes stall together), with the family that set it; the counts
+  // are this family's.
+  const ColumnFamilyData& cfd = *sv.cfd;
   return fmt::format(
-      "reason: {}; level0-slowdown: {}; level0-stop: {}; memtable-limit: {}; "
+      "reason: {}{}; level0-slowdown: {}; level0-stop: {}; memtable-limit: {}; "
       "pending-compaction-bytes-slowdown: {}; pending-compaction-bytes-stop: {}",
-      stall_reason_, stall_count_l0_slowdown_, stall_count_l0_stop_, stall_count_memtable_,
-      stall_count_pending_slowdown_, stall_count_pending_stop_);
+      stall_reason_, stall_family_.empty() ? "" : " (column family " + stall_family_ + ")",
+      cfd.stall_count_l0_slowdown, cfd.stall_count_l0_stop, cfd.stall_count_memtable,
+      cfd.stall_count_pending_slowdown, cfd.stall_count_pending_stop);
 }
 
 std::string DBImpl::StatsProperty(const SuperVersion& sv) const {
   MutexLock l(&mutex_);
-  const std::string levels = LevelTable(*sv.current, *versions_,
-                                        options_.level0_file_num_compaction_trigger, level_stats_);
+  const ColumnFamilyData& cfd = *sv.cfd;
+  const std::string levels = LevelTable(*sv.current, cfd.options, cfd.level_stats);
   const uint64_t user_bytes = stats_ != nullptr ? stats_->getTickerCount(BYTES_WRITTEN) : 0;
   const double wamp = flush_bytes_ == 0
                           ? 0
@@ -184,19 +191,19 @@ std::string DBImpl::StatsProperty(const SuperVersion& sv) const {
                                 static_cast<double>(flush_bytes_);
   return fmt::format(
       "** DB Stats **\nLatest sequence: {}\nMemtables: active {} entries {} bytes, {} "
-      "immutable\nWAL: {:06}.log\n** Compaction Stats **\n{}Flushes: {} ({:.2f} MB)\n"
+      "immutable\nWAL: {:06}.log\n** Compaction Stats [{}] **\n{}Flushes: {} ({:.2f} MB)\n"
       "Compactions: {} (read {:.2f} MB, wrote {:.2f} MB)\nWrite amplification (flush + "
       "compaction over flush): {:.2f}\nUser bytes written (with statistics): {}\n"
       "Stalls: level0-slowdown {}, level0-stop {}, memtable-limit {}, "
       "pending-compaction-bytes-slowdown {}, pending-compaction-bytes-stop {} (now: {})\n"
       "Pending compaction: {:.2f} MB\nSnapshots: {}\nBackground error: {}\n",
       last_sequence_.load(), sv.mem->num_entries(), sv.mem->ApproximateMemoryUsage(), sv.imm.size(),
-      log_number_, levels, num_flushes_, static_cast<double>(flush_bytes_) / 1048576.0,
+      log_number_, cfd.name, levels, num_flushes_, static_cast<double>(flush_bytes_) / 1048576.0,
       num_compactions_, static_cast<double>(compaction_read_bytes_) / 1048576.0,
       static_cast<double>(compaction_write_bytes_) / 1048576.0, wamp, user_bytes,
-      stall_count_l0_slowdown_, stall_count_l0_stop_, stall_count_memtable_,
-      stall_count_pending_slowdown_, stall_count_pending_stop_, stall_reason_,
-      static_cast<double>(pending_compaction_bytes_) / 1048576.0, snapshots_.size(),
+      cfd.stall_count_l0_slowdown, cfd.stall_count_l0_stop, cfd.stall_count_memtable,
+      cfd.stall_count_pending_slowdown, cfd.stall_count_pending_stop, stall_reason_,
+      static_cast<double>(cfd.pending_compaction_bytes) / 1048576.0, snapshots_.size(),
       bg_error_.ToString());
 }
 

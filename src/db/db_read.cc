@@ -49,6 +49,11 @@ Status DBImpl::ReadSequence(const ReadOptions& options, SequenceNumber* seq) con
 // ---------------------------------------------------------------- Get
 
 Status DBImpl::Get(const ReadOptions& options, const Slice& key, PinnableSlice* value) {
+  return GetImpl(options, default_cfd_.get(), key, value);
+}
+
+Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyData* cfd, const Slice& key,
+                       PinnableSlice* value) {
   value->Reset();
   Status s = CheckOpen();
   if (!s.ok()) return s;
@@ -56,19 +61,20 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key, PinnableSlice* 
   // after the sequence was read may come from a compaction that kept only versions newer
   // than it. Loaded first, the SuperVersion holds every version up to the sequence, except
   // writes to memtables it does not have, which are all newer than those it has.
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  if (sv == nullptr) return Status::InvalidArgument("column family was dropped", cfd->name);
   SequenceNumber seq;
   s = ReadSequence(options, &seq);
   if (!s.ok()) return s;
-  return GetImpl(options, *sv, seq, key, value);
+  return GetAt(options, *sv, seq, key, value);
 }
 
-Status DBImpl::GetImpl(const ReadOptions& options, const SuperVersion& sv_ref, SequenceNumber seq,
-                       const Slice& key, PinnableSlice* value) {
+Status DBImpl::GetAt(const ReadOptions& options, const SuperVersion& sv_ref, SequenceNumber seq,
+                     const Slice& key, PinnableSlice* value) {
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
   const SuperVersion* sv = &sv_ref;
   LookupKey lkey(key, seq);
-  GetContext ctx(options_.merge_operator.get(), stats_, key, value);
+  GetContext ctx(sv->cfd->options.merge_operator.get(), stats_, key, value);
   const bool in_memory = GetFromMemTablesTimed(*sv, lkey, &ctx);
   Status s;
   if (!ctx.resolved()) {
@@ -110,6 +116,12 @@ void SortByUserKey(const Comparator* ucmp, bool sorted_input, std::vector<MultiG
 
 void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
                       PinnableSlice* values, Status* statuses, bool sorted_input) {
+  MultiGetImpl(options, default_cfd_.get(), n, keys, values, statuses, sorted_input);
+}
+
+void DBImpl::MultiGetImpl(const ReadOptions& options, ColumnFamilyData* cfd, size_t n,
+                          const Slice* keys, PinnableSlice* values, Status* statuses,
+                          bool sorted_input) {
   for (size_t i = 0; i < n; i++) values[i].Reset();
   Status s = CheckOpen();
   if (!s.ok() || n == 0) {
@@ -118,21 +130,23 @@ void DBImpl::MultiGet(const ReadOptions& options, size_t n, const Slice* keys,
   }
   // Every key is read at the same sequence from one SuperVersion, loaded first (see Get):
   // one consistent state.
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+  if (sv == nullptr) s = Status::InvalidArgument("column family was dropped", cfd->name);
   SequenceNumber seq = 0;
-  s = ReadSequence(options, &seq);
+  if (s.ok()) s = ReadSequence(options, &seq);
   if (!s.ok()) {
     for (size_t i = 0; i < n; i++) statuses[i] = s;
     return;
   }
   const uint64_t start_us = stats_ != nullptr ? NowMicros() : 0;
+  const Options& family_options = cfd->options;
   auto batch = std::make_unique<std::optional<MultiGetKey>[]>(n);
   std::vector<MultiGetKey*> order(n);
   for (size_t i = 0; i < n; i++) {
-    batch[i].emplace(keys[i], seq, options_.merge_operator.get(), stats_, &values[i]);
+    batch[i].emplace(keys[i], seq, family_options.merge_operator.get(), stats_, &values[i]);
     order[i] = &*batch[i];
   }
-  SortByUserKey(options_.comparator, sorted_input, &order);
+  SortByUserKey(family_options.comparator, sorted_input, &order);
 
   uint64_t memtable_hits = 0;
   std::vector<MultiGetKey*> pending;
@@ -245,6 +259,12 @@ void MoveOperandsToFront(PinnableSlice* operands, size_t capacity, size_t filled
 Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
                                 PinnableSlice* operands, GetMergeOperandsOptions* opts,
                                 int* number_of_operands) {
+  return GetMergeOperandsImpl(options, default_cfd_.get(), key, operands, opts, number_of_operands);
+}
+
+Status DBImpl::GetMergeOperandsImpl(const ReadOptions& options, ColumnFamilyData* cfd,
+                                    const Slice& key, PinnableSlice* operands,
+                                    GetMergeOperandsOptions* opts, int* number_of_operands) {
   if (number_of_operands == nullptr || opts == nullptr ||
       (operands == nullptr && opts->expected_max_number_of_operands > 0)) {
     return Status::InvalidArgument("GetMergeOperands needs operands, options and a count");
@@ -264,9 +284,10 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
     reset_all();
     return s;
   }
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();  // before the sequence: see Get
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();  // before the sequence: see Get
+  if (sv == nullptr) s = Status::InvalidArgument("column family was dropped", cfd->name);
   SequenceNumber seq = 0;
-  s = ReadSequence(options, &seq);
+  if (s.ok()) s = ReadSequence(options, &seq);
   if (!s.ok()) {
     reset_all();
     return s;
@@ -311,9 +332,17 @@ Status DBImpl::GetMergeOperands(const ReadOptions& options, const Slice& key,
 // ---------------------------------------------------------------- iterators, snapshots
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
+  return NewIteratorImpl(options, default_cfd_.get());
+}
+
+std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
+                                                  ColumnFamilyData* cfd) {
   Status s = CheckOpen();
   if (!s.ok()) return NewErrorIterator(s);
-  std::shared_ptr<SuperVersion> sv = GetSuperVersion();  // before the sequence: see Get
+  std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();  // before the sequence: see Get
+  if (sv == nullptr) {
+    return NewErrorIterator(Status::InvalidArgument("column family was dropped", cfd->name));
+  }
   SequenceNumber seq = 0;
   s = ReadSequence(options, &seq);
   if (!s.ok()) return NewErrorIterator(s);
@@ -321,8 +350,9 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   children.push_back(sv->mem->NewIterator());
   for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
   sv->current->AddIterators(options, &children);
-  auto iter = NewDBIterator(options_.comparator, options_.merge_operator.get(), stats_,
-                            NewMergingIterator(&icmp_, std::move(children)), seq);
+  const ColumnFamilyData& family = *sv->cfd;
+  auto iter = NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
+                            NewMergingIterator(&family.icmp, std::move(children)), seq);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
   live_iterators_.fetch_add(1, std::memory_order_relaxed);

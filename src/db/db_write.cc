@@ -4,6 +4,10 @@
 // asked; logs an earlier memtable switch left unsynced are synced before it), inserts it into
 // the memtable and publishes its sequence numbers to readers. SyncWAL syncs the WAL as an
 // exclusive writer.
+#include <fmt/format.h>
+
+#include <functional>
+
 #include "memtable/memtable.h"
 #include "src/db/db_impl.h"
 #include "src/db/write_batch_internal.h"
@@ -37,11 +41,37 @@ Status DBImpl::Merge(const WriteOptions& options, const Slice& key, const Slice&
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* batch) {
   if (batch == nullptr) return Status::InvalidArgument("null WriteBatch");
-  // A batch with a Merge record needs an operator, like DB::Merge.
-  if (!options_.merge_operator && WriteBatchInternal::HasMerge(batch)) {
+  // A batch with a Merge record needs an operator, like DB::Merge (for other families,
+  // CheckBatchFamilies checks theirs).
+  if (!WriteBatchInternal::HasColumnFamilyRecords(batch) && !options_.merge_operator &&
+      WriteBatchInternal::HasMerge(batch)) {
     return Status::InvalidArgument("Merge requires a merge_operator");
   }
   return WriteImpl(options, batch);
+}
+
+Status DBImpl::CheckBatchFamilies(const WriteBatch* batch) const {
+  class Checker : public RecordHandler {
+   public:
+    explicit Checker(const FamilyMap& families) : families_(families) {}
+    Status Record(uint32_t id, ValueType type, const Slice&, const Slice*) override {
+      auto it = families_.find(id);
+      if (it == families_.end()) {
+        return Status::InvalidArgument(fmt::format("column family {} does not exist", id));
+      }
+      if (type == kTypeMerge && !it->second->options.merge_operator) {
+        return Status::InvalidArgument("Merge requires a merge_operator",
+                                       "column family " + it->second->name);
+      }
+      return Status::OK();
+    }
+
+   private:
+    const FamilyMap& families_;
+  };
+  const std::shared_ptr<const FamilyMap> families = Families();
+  Checker checker(*families);
+  return batch->Iterate(&checker);
 }
 
 void DBImpl::BuildGroupRecord(const WriteThread::Group& group, SequenceNumber first_seq,
@@ -61,10 +91,10 @@ void DBImpl::BuildGroupRecord(const WriteThread::Group& group, SequenceNumber fi
 Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   Status s = CheckOpen();
   if (!s.ok()) return s;
-  // This DB holds the default family only: a record of any other is refused, naming it, and
-  // so is a malformed batch, before anything is written.
+  // A record of a family the DB does not hold (or a Merge into one without an operator) is
+  // refused, naming it, and so is a malformed batch, before anything is written.
   if (WriteBatchInternal::HasColumnFamilyRecords(batch)) {
-    s = WriteBatchInternal::Validate(batch);
+    s = CheckBatchFamilies(batch);
     if (!s.ok()) return s;
   }
   if (options.sync && options.disableWAL) {
@@ -163,8 +193,26 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
                                                        SequenceNumber last_seq) {
   PerfTimer memtable_timer(&PerfContext::write_memtable_time);
   SequenceNumber seq = first_seq;
+  // Families change only while writes are stopped: this group sees one set throughout. A
+  // record of a family dropped after its batch was checked is skipped (as if written just
+  // before the drop).
+  std::shared_ptr<const FamilyMap> families;
+  std::function<MemTable*(uint32_t)> mem_of;
+  MemTable* const default_mem = default_cfd_->mem;
   for (const WriteThread::Writer* m : group.members) {
-    Status ins = WriteBatchInternal::InsertInto(m->batch, seq, mem_);
+    Status ins;
+    if (!WriteBatchInternal::HasColumnFamilyRecords(m->batch)) {
+      ins = WriteBatchInternal::InsertInto(m->batch, seq, default_mem);
+    } else {
+      if (families == nullptr) {
+        families = Families();
+        mem_of = [&families](uint32_t id) -> MemTable* {
+          auto it = families->find(id);
+          return it == families->end() ? nullptr : it->second->mem;
+        };
+      }
+      ins = WriteBatchInternal::InsertInto(m->batch, seq, mem_of);
+    }
     SHALE_ASSERT(ins.ok());  // batches built through the API are well formed
     ins.PermitUncheckedError();
     seq += m->batch->Count();

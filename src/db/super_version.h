@@ -1,8 +1,10 @@
-// SuperVersion: what one read sees — the mutable memtable, the immutable memtables waiting for
-// flush (newest first), and the Version of table files — captured together so that a read is
-// never half before and half after a flush or compaction.
+// SuperVersion: what one read of a column family sees — the family (its options and
+// comparator), the mutable memtable, the immutable memtables waiting for flush (newest first),
+// and the Version of table files — captured together so that a read is never half before and
+// half after a flush or compaction.
 //
-// Ownership: holds a reference on each memtable and shares the Version; readers share the
+// Ownership: shares the family, holds a reference on each memtable and shares the Version
+// (which borrows the family's comparator and table cache); readers share the
 // SuperVersion (std::shared_ptr) for as long as they read, pin or iterate, which keeps every
 // memtable and table file it names alive. The DB publishes a new one (atomically) whenever the
 // memtables or the Version change. Thread safety: immutable; shareable across threads.
@@ -13,13 +15,15 @@
 
 #include "memtable/memtable.h"
 #include "src/base/get_context.h"
+#include "src/db/column_family.h"
 #include "src/db/version.h"
 
 namespace shale {
 
 struct SuperVersion {
-  SuperVersion(MemTable* m, std::vector<MemTable*> immutables, std::shared_ptr<Version> v)
-      : mem(m), imm(std::move(immutables)), current(std::move(v)) {
+  SuperVersion(std::shared_ptr<const ColumnFamilyData> family, MemTable* m,
+               std::vector<MemTable*> immutables, std::shared_ptr<Version> v)
+      : cfd(std::move(family)), mem(m), imm(std::move(immutables)), current(std::move(v)) {
     mem->Ref();
     for (MemTable* i : imm) i->Ref();
   }
@@ -40,6 +44,7 @@ struct SuperVersion {
     return seen;
   }
 
+  const std::shared_ptr<const ColumnFamilyData> cfd;
   MemTable* const mem;
   const std::vector<MemTable*> imm;  // newest first
   const std::shared_ptr<Version> current;

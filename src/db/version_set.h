@@ -95,6 +95,10 @@ class VersionSet {
   // The live families, by id.
   std::vector<FamilyInfo> Families() const;
   bool HasFamily(uint32_t id) const { return families_.contains(id); }
+  // What family id's Versions are built with (id live).
+  const FamilyConfig& config(uint32_t id) const { return family(id).config; }
+  // The largest family id ever handed out: ids up to it that are not live were dropped.
+  uint32_t max_column_family() const { return max_column_family_; }
 
   // The current Version of the default family, or of family id (which must be live).
   std::shared_ptr<Version> current() const { return current(0); }

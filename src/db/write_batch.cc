@@ -12,11 +12,14 @@
 // a batch written at sequence s gets sequence s + i.
 #include "shale/write_batch.h"
 
+#include <functional>
+
 #include "memtable/memtable.h"
 #include "shale/column_family.h"
 #include "shale/db.h"
 #include "src/db/write_batch_internal.h"
 #include "src/util/coding.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -245,6 +248,55 @@ Status WriteBatchInternal::Validate(const WriteBatch* batch) {
   return batch->Iterate(&nop);
 }
 
+Status WriteBatchInternal::Validate(const WriteBatch* batch,
+                                    const std::function<bool(uint32_t)>& known) {
+  class Checker : public RecordHandler {
+   public:
+    explicit Checker(const std::function<bool(uint32_t)>& known) : known_(known) {}
+    Status Record(uint32_t id, ValueType, const Slice&, const Slice*) override {
+      if (id == 0 || known_(id)) return Status::OK();
+      return Status::InvalidArgument("column family " + std::to_string(id) + " does not exist");
+    }
+
+   private:
+    const std::function<bool(uint32_t)>& known_;
+  } checker(known);
+  return batch->Iterate(&checker);
+}
+
+std::vector<WriteBatch> WriteBatchInternal::KeptRuns(const WriteBatch* batch,
+                                                     SequenceNumber first_seq,
+                                                     const std::function<bool(uint32_t)>& keep) {
+  class Splitter : public RecordHandler {
+   public:
+    Splitter(const std::function<bool(uint32_t)>& keep, SequenceNumber seq)
+        : keep_(keep), seq_(seq) {}
+    Status Record(uint32_t id, ValueType type, const Slice& key, const Slice* value) override {
+      const SequenceNumber seq = seq_++;
+      if (!keep_(id)) {
+        in_run_ = false;
+        return Status::OK();
+      }
+      if (!in_run_) {
+        runs.emplace_back();
+        SetSequence(&runs.back(), seq);
+        in_run_ = true;
+      }
+      return Add(&runs.back(), type, id, key, value);
+    }
+    std::vector<WriteBatch> runs;
+
+   private:
+    const std::function<bool(uint32_t)>& keep_;
+    SequenceNumber seq_;
+    bool in_run_ = false;
+  } splitter(keep, first_seq);
+  Status s = batch->Iterate(&splitter);
+  SHALE_ASSERT(s.ok());  // REQUIRES: a valid batch; re-adding its records cannot fail
+  s.PermitUncheckedError();
+  return std::move(splitter.runs);
+}
+
 bool WriteBatchInternal::HasMerge(const WriteBatch* batch) {
   class MergeFinder : public WriteBatch::Handler {
    public:
@@ -258,6 +310,31 @@ bool WriteBatchInternal::HasMerge(const WriteBatch* batch) {
     }
   } finder;
   return batch->Iterate(&finder).IsAborted();
+}
+
+Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
+                                      const std::function<MemTable*(uint32_t)>& mem_of) {
+  class Inserter : public RecordHandler {
+   public:
+    Inserter(const std::function<MemTable*(uint32_t)>& mem_of, SequenceNumber seq)
+        : mem_of_(mem_of), seq_(seq) {}
+    Status Record(uint32_t id, ValueType type, const Slice& key, const Slice* value) override {
+      if (id != last_id_ || last_mem_ == nullptr) {
+        last_id_ = id;
+        last_mem_ = mem_of_(id);
+      }
+      const SequenceNumber seq = seq_++;  // spent also by a skipped record
+      if (last_mem_ != nullptr) last_mem_->Add(seq, type, key, value ? *value : Slice());
+      return Status::OK();
+    }
+
+   private:
+    const std::function<MemTable*(uint32_t)>& mem_of_;
+    SequenceNumber seq_;
+    uint32_t last_id_ = 0;
+    MemTable* last_mem_ = nullptr;
+  } inserter(mem_of, first_seq);
+  return batch->Iterate(&inserter);
 }
 
 Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber first_seq,
