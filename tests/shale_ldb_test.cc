@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "shale/column_family.h"
 #include "shale/merge_operator.h"
 #include "tests/db_test_util.h"
 
@@ -89,6 +90,22 @@ TEST_F(ShaleLdbTest, ColumnFamilies) {
   r = RunCommand(std::string(SHALE_LDB) + " --db=" + dbname_ + "/nope list_column_families");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(Ldb("list_column_families extra").exit_code, 2);
+
+  // With a second family, every command opens both and acts on the one named.
+  Open();
+  std::unique_ptr<ColumnFamilyHandle> lock;
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "lock", &lock).ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), lock.get(), "k", "locked").ok());
+  lock.reset();
+  Close();
+  EXPECT_EQ(Ldb("list_column_families").output, "default\nlock\n");
+  EXPECT_EQ(Ldb("--column_family=lock get k").output, "locked\n");
+  EXPECT_EQ(Ldb("get k").output, "v\n");
+  EXPECT_EQ(Ldb("--column_family=lock put k4 v4").exit_code, 0);
+  EXPECT_EQ(Ldb("--column_family=lock scan").output, "k ==> locked\nk4 ==> v4\n");
+  r = Ldb("--column_family=write get k");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no column family named: write"), std::string::npos) << r.output;
 }
 
 TEST_F(ShaleLdbTest, DumpWalShowsEveryRecord) {

@@ -25,6 +25,7 @@
 #include "tests/fault_injection_fs.h"
 #include "tests/iterator_contract.h"
 #include "wal/log_format.h"
+#include "wal/log_reader.h"
 
 namespace shale {
 namespace {
@@ -924,6 +925,31 @@ TEST_F(VersionSetFamilyTest, FamiliesAreRecordedAndRecovered) {
     EXPECT_EQ(c, 3u + round);
     ASSERT_TRUE(vs->DropColumnFamily(c).ok());
   }
+}
+
+// A MANIFEST of a DB that never had a family other than the default one holds no family
+// fields: builds that predate families open it.
+TEST_F(VersionSetFamilyTest, DefaultOnlyManifestHasNoFamilyFields) {
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->CreateNew().ok());
+  VersionEdit e;
+  e.AddFile(0, Meta(vs->NewFileNumber(), "a", "b"));
+  ASSERT_TRUE(vs->LogAndApply(&e).ok());
+  std::unique_ptr<SequentialFile> file;
+  const std::string name = ManifestFileName("/db", vs->manifest_file_number());
+  ASSERT_TRUE(fs_.NewSequentialFile(name, FileOptions(), &file).ok());
+  log::Reader reader(std::move(file), name);
+  Slice record;
+  std::string scratch;
+  int records = 0;
+  while (reader.ReadRecord(&record, &scratch)) {
+    VersionEdit d;
+    ASSERT_TRUE(d.DecodeFrom(record).ok());
+    EXPECT_EQ(d.column_family(), 0u);
+    EXPECT_FALSE(d.max_column_family().has_value());
+    records++;
+  }
+  EXPECT_EQ(records, 2);
 }
 
 // A family opened with another comparator than it was created with, a family the resolver

@@ -402,15 +402,26 @@ int Run(const Args& a) {
     if (options.merge_operator == nullptr) return Usage("unknown --merge_operator");
   }
   std::unique_ptr<DB> db;
-  std::vector<ColumnFamilyDescriptor> families = {
-      ColumnFamilyDescriptor(kDefaultColumnFamilyName, options)};
-  if (a.column_family != kDefaultColumnFamilyName) {
-    families.emplace_back(a.column_family, options);
+  // Every family the DB holds is opened (an open must name them all); the command acts on
+  // --column_family.
+  std::vector<std::string> names;
+  Status s = DB::ListColumnFamilies(options, a.db, &names);
+  // No DB there: the open below says why (no directory, no CURRENT).
+  if (s.IsNotFound()) names = {kDefaultColumnFamilyName};
+  if (!s.ok() && !s.IsNotFound()) return Fail("open " + a.db, s);
+  std::vector<ColumnFamilyDescriptor> families;
+  size_t chosen = names.size();
+  for (size_t i = 0; i < names.size(); i++) {
+    families.emplace_back(names[i], options);
+    if (names[i] == a.column_family) chosen = i;
+  }
+  if (chosen == names.size()) {
+    return Fail("open " + a.db, Status::InvalidArgument("no column family named", a.column_family));
   }
   std::vector<std::unique_ptr<ColumnFamilyHandle>> handles;
-  Status s = DB::Open(options, a.db, families, &handles, &db);
+  s = DB::Open(options, a.db, families, &handles, &db);
   if (!s.ok()) return Fail("open " + a.db, s);
-  ColumnFamilyHandle* cf = handles.back().get();
+  ColumnFamilyHandle* cf = handles[chosen].get();
 
   if (cmd == "get") {
     std::string key, value;

@@ -98,6 +98,13 @@ struct DBOptions {
   // max(bytes of the last level / 8, 2 × max_bytes_for_level_base)).
   int max_background_jobs = 2;
   int max_background_compactions = -1;
+  // Column families flush together: a memtable switch (a full memtable, or Flush of several
+  // families) switches every family holding data (or every family named), and a flush writes
+  // every immutable memtable of every family and records them in one MANIFEST record. The
+  // families' tables then always hold the same prefix of the write history, which matters
+  // for writes without the WAL (WriteOptions::disableWAL): after a crash a batch across
+  // families is in all of them or in none.
+  bool atomic_flush = false;
   // A compaction from L0 (or one CompactRange runs) is split into up to this many key ranges
   // of about equal input bytes, each at least target_file_size_base, compacted in parallel on
   // threads of their own. In [1, 64]; 1: none.

@@ -107,8 +107,10 @@ class ColumnFamilyData : public std::enable_shared_from_this<ColumnFamilyData> {
     }
     return level_stats[output_level];
   }
-  // EstimatePendingCompactionBytes of the current Version, kept by InstallSuperVersion.
+  // EstimatePendingCompactionBytes and the L0 file count of the current Version, kept by
+  // InstallSuperVersion for the write path's stall checks.
   uint64_t pending_compaction_bytes = 0;
+  size_t l0_files = 0;
   uint64_t stall_count_l0_slowdown = 0;
   uint64_t stall_count_l0_stop = 0;
   uint64_t stall_count_memtable = 0;

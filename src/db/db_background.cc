@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -52,6 +53,7 @@ void DBImpl::InstallSuperVersion(ColumnFamilyData* cfd) {
   for (const ColumnFamilyData::Immutable& i : cfd->imm) imm.push_back(i.mem);
   std::shared_ptr<Version> current = versions_->current(cfd->id);
   cfd->pending_compaction_bytes = EstimatePendingCompactionBytes(cfd->config(), *current);
+  cfd->l0_files = current->files(0).size();
   auto sv = std::make_shared<SuperVersion>(cfd->shared_from_this(), cfd->mem, std::move(imm),
                                            std::move(current));
   // The old one is released here, outside sv_mutex: its destructor may free memtables.
@@ -74,7 +76,7 @@ Status DBImpl::SwitchMemtables(const std::vector<ColumnFamilyData*>& families) {
   }
   // A family holding nothing unflushed needs none of the older logs: it starts in the new one
   // (only the leader inserts, so its memtable stays empty meanwhile).
-  for (const auto& [id, other] : *Families()) {
+  for (const auto& [id, other] : families_) {
     if (other->imm.empty() && other->mem->num_entries() == 0) {
       other->mem_log_number = log_number_;
     }
@@ -95,7 +97,7 @@ struct DBImpl::StallState {
 
 DBImpl::StallState DBImpl::ComputeStall() {
   StallState st;
-  for (const auto& [id, cfd_ptr] : *Families()) {
+  for (const auto& [id, cfd_ptr] : families_) {
     ColumnFamilyData* cfd = cfd_ptr.get();
     const Options& o = cfd->options;
     // L0's triggers and the pending-bytes limits say that compaction is behind. With automatic
@@ -103,7 +105,7 @@ DBImpl::StallState DBImpl::ComputeStall() {
     // not apply: waiting would never end, and CompactRange would queue behind the stalled
     // writer.
     const bool auto_compactions = !o.disable_auto_compactions;
-    const size_t l0 = auto_compactions ? versions_->current(id)->files(0).size() : 0;
+    const size_t l0 = auto_compactions ? cfd->l0_files : 0;
     const uint64_t pending = auto_compactions ? cfd->pending_compaction_bytes : 0;
     const uint64_t soft = o.soft_pending_compaction_bytes_limit;
     const uint64_t hard = o.hard_pending_compaction_bytes_limit;
@@ -121,6 +123,19 @@ DBImpl::StallState DBImpl::ComputeStall() {
       } else {
         st.full.push_back(cfd);
       }
+    }
+  }
+  if (options_.atomic_flush && !st.full.empty()) {
+    // Every family holding data switches with the full ones, or none does.
+    st.full.clear();
+    for (const auto& [id, cfd] : families_) {
+      if (cfd->mem->num_entries() == 0) continue;
+      if (cfd->imm.size() + 1 >= static_cast<size_t>(cfd->options.max_write_buffer_number)) {
+        st.memtable_limit = cfd.get();
+        st.full.clear();
+        break;
+      }
+      st.full.push_back(cfd.get());
     }
   }
   return st;
@@ -203,7 +218,7 @@ Status DBImpl::StartBackgroundThreads() {
 
 bool DBImpl::NeedsCompaction() const {
   if (manual_compaction_ || manual_compactions_waiting_ > 0) return false;
-  for (const auto& [id, cfd] : *Families()) {
+  for (const auto& [id, cfd] : families_) {
     if (NeedsCompaction(*cfd)) return true;
   }
   return false;
@@ -226,7 +241,7 @@ size_t DBImpl::CompactionLimit() const {
 }
 
 bool DBImpl::CompactionBehind() const {
-  for (const auto& [id, cfd] : *Families()) {
+  for (const auto& [id, cfd] : families_) {
     if (CompactionBehind(*cfd)) return true;
   }
   return false;
@@ -260,7 +275,11 @@ void DBImpl::BackgroundThread() {
     std::shared_ptr<ColumnFamilyData> flush;
     if (!flush_running_ && bg_error_.ok() && (flush = PickFlush()) != nullptr) {
       flush_running_ = true;
-      BackgroundFlush(flush);
+      if (options_.atomic_flush) {
+        BackgroundAtomicFlush();
+      } else {
+        BackgroundFlush(flush);
+      }
       flush_running_ = false;
       bg_done_cv_.SignalAll();
       bg_work_cv_.SignalAll();
@@ -309,7 +328,7 @@ Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdi
 
 std::shared_ptr<ColumnFamilyData> DBImpl::PickFlush() const {
   std::shared_ptr<ColumnFamilyData> pick;
-  for (const auto& [id, cfd] : *Families()) {
+  for (const auto& [id, cfd] : families_) {
     if (!cfd->imm.empty() &&
         (pick == nullptr || cfd->imm.back().log_number < pick->imm.back().log_number)) {
       pick = cfd;
@@ -320,7 +339,7 @@ std::shared_ptr<ColumnFamilyData> DBImpl::PickFlush() const {
 
 std::vector<VersionEdit> DBImpl::AdvanceIdleLogNumbers(uint32_t except) const {
   std::vector<VersionEdit> edits;
-  for (const auto& [id, cfd] : *Families()) {
+  for (const auto& [id, cfd] : families_) {
     if (id == except || cfd->OldestLogNumber() <= versions_->log_number(id)) continue;
     VersionEdit& e = edits.emplace_back();
     e.SetColumnFamily(id);
@@ -363,6 +382,73 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
   DeleteObsoleteFiles();
 }
 
+void DBImpl::BackgroundAtomicFlush() {
+  // Every immutable memtable there is now, of every family: each family's are all it held up
+  // to its last switch, and switches take every family holding data at once, so together they
+  // are one prefix of the write history. Memtables switched while the tables are written are
+  // newer (at the front of each list) and wait for the next flush.
+  struct Part {
+    std::shared_ptr<ColumnFamilyData> cfd;
+    std::vector<MemTable*> mems;  // oldest first
+    VersionEdit edit;
+  };
+  std::vector<Part> parts;
+  for (const auto& [id, cfd] : families_) {
+    if (cfd->imm.empty()) continue;
+    Part& p = parts.emplace_back();
+    p.cfd = cfd;
+    for (auto it = cfd->imm.rbegin(); it != cfd->imm.rend(); ++it) p.mems.push_back(it->mem);
+    p.edit.SetColumnFamily(id);
+  }
+  if (parts.empty()) return;
+  Status s;
+  for (Part& p : parts) {
+    for (MemTable* mem : p.mems) {
+      if (s.ok()) s = WriteLevel0Table(p.cfd.get(), mem, &p.edit);
+    }
+  }
+  std::vector<VersionEdit> others;
+  if (s.ok()) {
+    std::vector<VersionEdit*> edits;
+    for (Part& p : parts) {
+      ColumnFamilyData* cfd = p.cfd.get();
+      if (cfd->dropped.load(std::memory_order_relaxed)) continue;
+      // The memtables after the flushed ones hold the family's data from this log on.
+      const size_t left = cfd->imm.size() - p.mems.size();
+      p.edit.SetLogNumber(left > 0 ? cfd->imm[left - 1].log_number : cfd->mem_log_number);
+      edits.push_back(&p.edit);
+    }
+    std::set<uint32_t> flushed;
+    for (const Part& p : parts) flushed.insert(p.cfd->id);
+    for (VersionEdit& e : AdvanceIdleLogNumbers(UINT32_MAX)) {
+      if (!flushed.contains(e.column_family())) others.push_back(std::move(e));
+    }
+    for (VersionEdit& e : others) edits.push_back(&e);
+    versions_->SetLastSequence(
+        std::max(versions_->last_sequence(), last_sequence_.load(std::memory_order_acquire)));
+    if (!edits.empty()) s = versions_->LogAndApply(edits);
+  }
+  for (const Part& p : parts) {
+    for (const auto& [level, f] : p.edit.new_files()) pending_outputs_.erase(f.number);
+  }
+  if (!s.ok()) {
+    SetBackgroundErrorLocked(s);
+    return;
+  }
+  for (const Part& p : parts) {
+    ColumnFamilyData* cfd = p.cfd.get();
+    for (MemTable* mem : p.mems) {
+      SHALE_ASSERT(cfd->imm.back().mem == mem);
+      cfd->imm.pop_back();
+      mem->Unref();
+      num_flushes_++;
+      if (stats_ != nullptr) stats_->recordTick(NUMBER_FLUSHES);
+    }
+    if (!cfd->dropped.load(std::memory_order_relaxed)) InstallSuperVersion(cfd);
+  }
+  DeleteObsoleteFiles();
+}
+
 // ---------------------------------------------------------------- obsolete files
 
 void DBImpl::DeleteObsoleteFiles() {
@@ -382,6 +468,7 @@ void DBImpl::DeleteObsoleteFiles() {
   unsynced_logs_.erase(unsynced_logs_.begin(), still_needed);
   has_unsynced_logs_.store(!unsynced_logs_.empty(), std::memory_order_relaxed);
   std::vector<std::string> children;
+  const FamilyMap families = families_;  // for evicting readers, outside the mutex
   mutex_.Unlock();
   for (UnsyncedLog& log : retired) log.writer->Close().PermitUncheckedError();  // not needed
   Status s = fs_->GetChildren(dbname_, &children);
@@ -412,11 +499,10 @@ void DBImpl::DeleteObsoleteFiles() {
       if (!keep) doomed.emplace_back(type, number);
     }
   }
-  const std::shared_ptr<const FamilyMap> families = Families();
   for (const auto& [type, number] : doomed) {
     if (type == FileType::kTable) {
       // Readers of a dropped family's tables close with the family.
-      for (const auto& [id, cfd] : *families) cfd->table_cache->Evict(number);
+      for (const auto& [id, cfd] : families) cfd->table_cache->Evict(number);
     }
     const std::string name = type == FileType::kLog        ? LogFileName(dbname_, number)
                              : type == FileType::kTable    ? TableFileName(dbname_, number)

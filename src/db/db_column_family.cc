@@ -49,8 +49,7 @@ Status DBImpl::CreateColumnFamily(const ColumnFamilyOptions& options, const std:
   Status s = WithWritesStopped([&]() -> Status {
     MutexLock l(&mutex_);
     if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
-    const std::shared_ptr<const FamilyMap> families = Families();
-    for (const auto& [id, cfd] : *families) {
+    for (const auto& [id, cfd] : families_) {
       if (cfd->name == name) return Status::InvalidArgument("column family already exists", name);
     }
     // The id is the VersionSet's to hand out; the family's data starts in the current WAL.
@@ -68,8 +67,8 @@ Status DBImpl::CreateColumnFamily(const ColumnFamilyOptions& options, const std:
     cfd->mem = cfd->NewMemTable();
     cfd->mem_log_number = log_number_;
     InstallSuperVersion(cfd.get());
-    auto next = std::make_shared<FamilyMap>(*families);
-    next->emplace(id, cfd);
+    FamilyMap next = families_;
+    next.emplace(id, cfd);
     PublishFamilies(std::move(next));
     created = std::move(cfd);
     return Status::OK();
@@ -95,8 +94,8 @@ Status DBImpl::DropColumnFamily(ColumnFamilyHandle* column_family) {
       return r;
     }
     cfd->dropped.store(true, std::memory_order_release);
-    auto next = std::make_shared<FamilyMap>(*Families());
-    next->erase(cfd->id);
+    FamilyMap next = families_;
+    next.erase(cfd->id);
     PublishFamilies(std::move(next));
     // Reads and iterators in flight keep the SuperVersion they hold; the family's files go
     // once the last of them is done (a later DeleteObsoleteFiles).

@@ -49,7 +49,7 @@ std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
 bool DBImpl::BackgroundCompaction() {
   // The families by their highest score, the first that has a compaction to run wins.
   std::vector<std::pair<double, std::shared_ptr<ColumnFamilyData>>> due;
-  for (const auto& [id, cfd] : *Families()) {
+  for (const auto& [id, cfd] : families_) {
     if (!NeedsCompaction(*cfd)) continue;
     due.emplace_back(MaxCompactionScore(cfd->config(), *versions_->current(id)), cfd);
   }

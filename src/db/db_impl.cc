@@ -33,7 +33,8 @@ DBImpl::DBImpl(const Options& options, std::string dbname)
                                                   ? options.write_thread_max_yield_usec
                                                   : 0)),
       write_delay_(std::max<uint64_t>(options.delayed_write_rate, 1)) {
-  PublishFamilies(std::make_shared<const FamilyMap>(FamilyMap{{0, default_cfd_}}));
+  MutexLock l(&mutex_);
+  PublishFamilies(FamilyMap{{0, default_cfd_}});
 }
 
 std::shared_ptr<ColumnFamilyData> DBImpl::NewFamilyData(
@@ -75,8 +76,7 @@ Status DBImpl::Resume() {
     // synced write can survive a crash that loses an earlier one.
     Status r = CreateLog(/*keep_previous=*/false);
     if (!r.ok()) return r;
-    const std::shared_ptr<const FamilyMap> families = Families();
-    for (const auto& [id, cfd] : *families) {
+    for (const auto& [id, cfd] : families_) {
       const uint64_t old_log = cfd->mem_log_number;
       // Also when the memtable was empty (the failed write was its log's first): the old log
       // leaves the set that recovery replays, or a partial record at its end would fail every
@@ -91,8 +91,8 @@ Status DBImpl::Resume() {
     }
     bg_error_ = Status::OK();
     bg_work_cv_.SignalAll();
-    auto flushing = [&] {
-      for (const auto& [id, cfd] : *families) {
+    auto flushing = [&]() REQUIRES(mutex_) {
+      for (const auto& [id, cfd] : families_) {
         if (!cfd->imm.empty()) return true;
       }
       return false;

@@ -137,9 +137,12 @@ class DBImpl final : public DB {
     MutexLock l(&family_map_mu_);
     return family_map_;
   }
-  void PublishFamilies(std::shared_ptr<const FamilyMap> families) EXCLUDES(family_map_mu_) {
+  // Makes families the live set: families_ and the published family_map_.
+  void PublishFamilies(FamilyMap families) REQUIRES(mutex_) EXCLUDES(family_map_mu_) {
+    auto published = std::make_shared<const FamilyMap>(families);
+    families_ = std::move(families);
     MutexLock l(&family_map_mu_);
-    family_map_ = std::move(families);
+    family_map_ = std::move(published);
   }
   // A new family object named name with id, options the DB's with cf_options.
   std::shared_ptr<ColumnFamilyData> NewFamilyData(uint32_t id, const std::string& name,
@@ -221,6 +224,9 @@ class DBImpl final : public DB {
   std::shared_ptr<ColumnFamilyData> PickFlush() const REQUIRES(mutex_);
   // Writes cfd's oldest immutable memtable as an L0 table and records it.
   void BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) REQUIRES(mutex_);
+  // atomic_flush: writes every immutable memtable of every family as L0 tables and records
+  // them all in one MANIFEST record.
+  void BackgroundAtomicFlush() REQUIRES(mutex_);
   // Writes mem as an L0 table of cfd without the versions no reader can see (mutex released
   // meanwhile); adds the file to edit.
   Status WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
@@ -402,6 +408,8 @@ class DBImpl final : public DB {
   std::atomic<bool> read_only_{false};
 
   mutable Mutex mutex_;
+  // The live families (as family_map_), for the work done under mutex_.
+  FamilyMap families_ GUARDED_BY(mutex_);
   std::unique_ptr<VersionSet> versions_ GUARDED_BY(mutex_);
   Status bg_error_ GUARDED_BY(mutex_);
   std::list<std::unique_ptr<SnapshotImpl>> snapshots_ GUARDED_BY(mutex_);

@@ -335,7 +335,7 @@ Status DBImpl::RecoverFamilies(bool is_new,
   }
   if (!s.ok()) return s;
   for (const auto& [id, cfd] : opened) cfd->mem = cfd->NewMemTable();
-  PublishFamilies(std::make_shared<const FamilyMap>(opened));
+  PublishFamilies(opened);
   RecoveryEdits edits;
   s = RecoverLogs(&edits);
   if (!s.ok()) return s;
@@ -350,7 +350,7 @@ Status DBImpl::RecoverFamilies(bool is_new,
     cfd->mem_log_number = log_number_;
     opened.emplace(id, std::move(cfd));
   }
-  PublishFamilies(std::make_shared<const FamilyMap>(opened));
+  PublishFamilies(opened);
   for (const auto& [id, cfd] : opened) InstallSuperVersion(cfd.get());
   DeleteObsoleteFiles();
   return Status::OK();
@@ -497,7 +497,7 @@ Status DBImpl::RecoverLogs(RecoveryEdits* edits) {
     DiscardUnloggedTables(*edits);
     return s;
   }
-  for (const auto& [id, cfd] : *Families()) cfd->mem_log_number = log_number_;
+  for (const auto& [id, cfd] : families_) cfd->mem_log_number = log_number_;
   // One of three endings: the recovered data goes to L0 and the replayed logs go (the
   // default); or the data stays in the memtables (avoid_flush_during_recovery) and so do the
   // replayed logs, synced; unless pass 1 left records out: then the survivors are copied into
@@ -545,7 +545,7 @@ bool DBImpl::ReplaysInto(uint32_t id, uint64_t log_number) const {
 Status DBImpl::ReplayLogsLocked(LogRecovery* r, RecoveryEdits* edits) {
   const bool flush = !options_.avoid_flush_during_recovery;
   const WALRecoveryMode mode = options_.wal_recovery_mode;
-  const std::shared_ptr<const FamilyMap> families = Families();
+  const FamilyMap& families = families_;
   Status flush_status;
   // Merge operands replayed without a merge operator would be flushed into tables stamped
   // with none, which no later open with the real operator could read: refuse the open instead,
@@ -564,7 +564,7 @@ Status DBImpl::ReplayLogsLocked(LogRecovery* r, RecoveryEdits* edits) {
     const std::string name = LogFileName(dbname_, number);
     const std::function<MemTable*(uint32_t)> mem_of = [&](uint32_t id) -> MemTable* {
       mutex_.AssertHeld();  // RecoverLogs holds it throughout
-      return ReplaysInto(id, number) ? families->at(id)->mem : nullptr;
+      return ReplaysInto(id, number) ? families.at(id)->mem : nullptr;
     };
     auto end = ReplayLog(fs_.get(), name, known, &link, &r->last_seq, &records, &problem,
                          [&](const WriteBatch& batch, SequenceNumber first) {
@@ -576,7 +576,7 @@ Status DBImpl::ReplayLogsLocked(LogRecovery* r, RecoveryEdits* edits) {
                            SHALE_ASSERT(ins.ok());  // validated by ReplayLog
                            ins.PermitUncheckedError();
                            if (!flush || !flush_status.ok()) return;
-                           for (const auto& [id, cfd] : *families) {
+                           for (const auto& [id, cfd] : families) {
                              if (flush_status.ok() && cfd->mem->ApproximateMemoryUsage() >=
                                                           cfd->options.write_buffer_size) {
                                VersionEdit& edit = (*edits)[id];
@@ -630,9 +630,9 @@ Status DBImpl::CheckReplayedMerges(const WriteBatch& batch, uint64_t log_number,
    private:
     const std::function<bool(uint32_t)>& lacks_;
   };
-  const std::shared_ptr<const FamilyMap> families = Families();
   const std::function<bool(uint32_t)> lacks = [&](uint32_t id) {
-    return ReplaysInto(id, log_number) && !families->at(id)->options.merge_operator;
+    mutex_.AssertHeld();  // RecoverLogs holds it throughout
+    return ReplaysInto(id, log_number) && !families_.at(id)->options.merge_operator;
   };
   Finder finder(lacks);
   if (batch.Iterate(&finder).IsAborted()) {
@@ -644,7 +644,7 @@ Status DBImpl::CheckReplayedMerges(const WriteBatch& batch, uint64_t log_number,
 Status DBImpl::ApplyRecoveryEditsLocked(RecoveryEdits* edits) {
   // Everything replayed is in tables or the new log now: no family needs the old logs.
   std::vector<VersionEdit*> pointers;
-  for (const auto& [id, cfd] : *Families()) {
+  for (const auto& [id, cfd] : families_) {
     VersionEdit& edit = (*edits)[id];
     edit.SetColumnFamily(id);
     edit.SetLogNumber(log_number_);
@@ -658,7 +658,7 @@ Status DBImpl::ApplyRecoveryEditsLocked(RecoveryEdits* edits) {
 }
 
 Status DBImpl::FlushRecoveredLocked(RecoveryEdits* edits) {
-  for (const auto& [id, cfd] : *Families()) {
+  for (const auto& [id, cfd] : families_) {
     if (cfd->mem->num_entries() == 0) continue;
     VersionEdit& edit = (*edits)[id];
     edit.SetColumnFamily(id);
@@ -686,7 +686,7 @@ Status DBImpl::KeepReplayedLogsLocked(const LogRecovery& r) {
   }
   if (!r.logs.empty()) {
     // Each family's data is in the logs from its own log number on.
-    for (const auto& [id, cfd] : *Families()) {
+    for (const auto& [id, cfd] : families_) {
       cfd->mem_log_number = std::max(r.logs.front(), versions_->log_number(id));
     }
   }

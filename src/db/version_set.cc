@@ -69,7 +69,9 @@ std::vector<VersionEdit> VersionSet::SnapshotEdits(
     if (id == 0) {
       edit.SetNextFileNumber(next_file_number_);
       edit.SetLastSequence(last_sequence_);
-      edit.SetMaxColumnFamily(max_column_family_);
+      // Left out while no family was ever created: such a MANIFEST holds only the fields of
+      // the default family's, as before families existed.
+      if (max_column_family_ > 0) edit.SetMaxColumnFamily(max_column_family_);
     }
     const Version& v = *f.current;
     for (int level = 0; level < v.num_levels(); level++) {
