@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "shale/column_family.h"
+#include "shale/db.h"
+#include "shale/merge_operator.h"
 #include "tests/db_test_util.h"
 
 namespace shale::test {
@@ -89,6 +92,55 @@ TEST_F(ShaleStressTest, CatchesALostWriteAndABadExpectedState) {
   EXPECT_NE(r.output.find("for --max_key=999"), std::string::npos) << r.output;
   r = Stress("--no_such_flag=1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// Stands in for the stress tool's operator (same name, so its tables open); this test only
+// needs to know whether a key exists.
+class SameNameOperator final : public MergeOperator {
+ public:
+  bool FullMergeV2(const MergeOperationInput&, MergeOperationOutput* out) const override {
+    out->new_value = "merged";
+    return true;
+  }
+  const char* Name() const override { return "ShaleStressVersionAdd"; }
+};
+
+// With several column families every write goes to all of them in one batch; a family that
+// differs from the default one (here: one live key deleted in cf1 alone) fails verification.
+TEST_F(ShaleStressTest, FamiliesMustAgree) {
+  ASSERT_EQ(Stress("--destroy --duration=0 --ops_per_writer=200 --column_families=3").exit_code, 0);
+  RunResult r = Stress("--verify_only --column_families=3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("in 3 column families"), std::string::npos) << r.output;
+  {
+    Options options;
+    options.merge_operator = std::make_shared<SameNameOperator>();
+    std::vector<ColumnFamilyDescriptor> descriptors = {
+        ColumnFamilyDescriptor(kDefaultColumnFamilyName, options),
+        ColumnFamilyDescriptor("cf1", options), ColumnFamilyDescriptor("cf2", options)};
+    std::vector<std::unique_ptr<ColumnFamilyHandle>> handles;
+    std::unique_ptr<DB> db;
+    options.avoid_flush_during_recovery = true;
+    Status s = DB::Open(options, dir_.path() + "/db", descriptors, &handles, &db);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    std::string first;
+    auto it = db->NewIterator(ReadOptions(), handles[1].get());
+    it->SeekToFirst();
+    ASSERT_TRUE(it->Valid()) << it->status().ToString();
+    first = it->key().ToString();
+    it.reset();
+    ASSERT_TRUE(db->Delete(WriteOptions(), handles[1].get(), first).ok());
+    handles.clear();
+    ASSERT_TRUE(db->Close().ok());
+  }
+  r = Stress("--verify_only --column_families=3");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("family cf1 holds nothing"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", 1 bad"), std::string::npos) << r.output;
+  // The number of families is the DB's: opening with fewer fails.
+  r = Stress("--verify_only --column_families=2");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("column families not opened: cf2"), std::string::npos) << r.output;
 }
 
 #endif  // SHALE_STRESS

@@ -6,28 +6,32 @@
 # DB, the expected state and the logs for replay.
 #
 #   tools/crash_test.sh [--cycles N] [--writers N] [--readers N] [--max_key N]
-#                       [--min_ms MS] [--max_ms MS] [--seed S] [--keep]
+#                       [--column_families N] [--min_ms MS] [--max_ms MS] [--seed S] [--keep]
 #
 # Defaults: 200 cycles, 8 writers, 2 readers, 20000 keys, each run killed after 100..1000 ms;
 # every other run with parallel compactions and subcompactions, every third with dynamic level
-# sizing, one in four with CompactRange calls among the writes.
+# sizing, one in four with CompactRange calls among the writes. With --column_families N > 1
+# every write goes to N families in one batch (a batch must survive in all of them or none),
+# and every other run flushes them atomically.
 # Environment: SHALE_STRESS (default build/tools/shale_stress), TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cycles=200 writers=8 readers=2 max_key=20000 min_ms=100 max_ms=1000 seed=$(date +%s) keep=0
+cycles=200 writers=8 readers=2 max_key=20000 families=1 min_ms=100 max_ms=1000 seed=$(date +%s)
+keep=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cycles) cycles=$2; shift 2 ;;
     --writers) writers=$2; shift 2 ;;
     --readers) readers=$2; shift 2 ;;
     --max_key) max_key=$2; shift 2 ;;
+    --column_families) families=$2; shift 2 ;;
     --min_ms) min_ms=$2; shift 2 ;;
     --max_ms) max_ms=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    *) echo "usage: $0 [--cycles N] [--writers N] [--readers N] [--max_key N] [--min_ms MS]" \
-            "[--max_ms MS] [--seed S] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--cycles N] [--writers N] [--readers N] [--max_key N]" \
+            "[--column_families N] [--min_ms MS] [--max_ms MS] [--seed S] [--keep]" >&2; exit 2 ;;
   esac
 done
 stress=${SHALE_STRESS:-build/tools/shale_stress}
@@ -40,8 +44,9 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/shale-crash.XXXXXX")
 db=$dir/db
 state=$dir/expected_state
 common=(--db="$db" --expected_state="$state" --writers="$writers" --readers="$readers"
-        --max_key="$max_key")
+        --max_key="$max_key" --column_families="$families")
 echo "crash_test: $cycles cycles, $writers writers, $readers readers, $max_key keys," \
+     "$families column families," \
      "kill after ${min_ms}..${max_ms} ms, seed $seed, in $dir"
 
 "$stress" "${common[@]}" --destroy --duration=0 --ops_per_writer=1 >"$dir/init.log" 2>&1 || {
@@ -65,6 +70,7 @@ for ((c = 1; c <= cycles; c++)); do
   if ((c % 4 == 1)); then parallel+=(--compact_range_one_in=1000); fi
   if ((c % 5 == 2)); then parallel+=(--enable_write_thread_adaptive_yield=false); fi
   if ((c % 7 == 3)); then parallel+=(--cache_type=lru_cache); fi
+  if ((families > 1 && c % 2 == 1)); then parallel+=(--atomic_flush); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \
     "$stress" "${common[@]}" "${parallel[@]}" --duration=3600 --seed=$((seed * 100003 + c)) \

@@ -20,6 +20,12 @@
 // written through on every group), so after kill -9 each key must hold its committed state, or
 // its pending one if it has one: anything else is a lost write or an unexpected value.
 //
+// With --column_families=N (> 1) the DB holds the default family and N - 1 more ("cf1", ...):
+// every write goes to each family in one batch (the same key and value, so each family keeps
+// the same history), and verification requires every family to hold exactly what the default
+// one holds: a batch that survived a crash in some families and not in others shows. Readers
+// and CompactRange pick a family at random.
+//
 // Each run first verifies the whole DB (a full scan and a MultiGet of every key, checked
 // against each other and the expected state), folds the pending states that survived into the
 // committed ones, then runs until --duration or --ops_per_writer. While it runs, readers check
@@ -47,6 +53,7 @@
 #include <vector>
 
 #include "shale/cache.h"
+#include "shale/column_family.h"
 #include "shale/db.h"
 #include "shale/merge_operator.h"
 #include "shale/write_batch.h"
@@ -78,6 +85,9 @@ DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_th
 DEFINE_string(cache_type, "hyper_clock_cache", "Block cache: hyper_clock_cache or lru_cache");
 DEFINE_uint64(cache_size, 256 << 10,
               "Block cache capacity: small, so readers and writers evict blocks all the time");
+DEFINE_int32(column_families, 1,
+             "Column families (the default one and N - 1 more); every write goes to all");
+DEFINE_bool(atomic_flush, false, "Flush column families together (Options::atomic_flush)");
 DEFINE_uint64(compact_range_one_in, 0,
               "Each writer runs CompactRange over a random key range (random "
               "bottommost_level_compaction) once in this many operations (0: never)");
@@ -225,20 +235,52 @@ struct Counters {
 
 class Stress {
  public:
-  Stress(uint64_t seed, ExpectedState* expected, DB* db)
-      : seed_(seed), expected_(expected), db_(db), value_size_(FLAGS_value_size) {}
+  // families: the handles of every family, the default one first.
+  Stress(uint64_t seed, ExpectedState* expected, DB* db, std::vector<ColumnFamilyHandle*> families)
+      : seed_(seed),
+        expected_(expected),
+        db_(db),
+        families_(std::move(families)),
+        value_size_(FLAGS_value_size) {}
 
   // Checks every key against the expected state and folds surviving pending states in.
   // Returns the number of bad keys.
   uint64_t Verify() {
-    const uint64_t n = FLAGS_max_key;
-    // One snapshot for both read paths, so they must agree exactly.
+    // One snapshot for every family and both read paths, so they must agree exactly.
     const Snapshot* snap = db_->GetSnapshot();
+    uint64_t bad = 0;
+    std::vector<std::vector<uint32_t>> states(families_.size());
+    for (size_t f = 0; f < families_.size(); f++) bad += ReadStates(snap, f, &states[f]);
+    // Every family holds what the default one does: writes go to all of them in one batch.
+    for (size_t f = 1; f < families_.size(); f++) {
+      for (uint64_t k = 0; k < FLAGS_max_key; k++) {
+        const uint32_t a = states[0][k], b = states[f][k];
+        if (a != b && !(IsDeleted(a) && IsDeleted(b))) {
+          Report(fmt::format("key {}: family {} holds {}, the default family {}", KeyOf(k),
+                             families_[f]->GetName(), Describe(b), Describe(a)));
+          bad++;
+        }
+      }
+    }
+    db_->ReleaseSnapshot(snap);
+    return CheckExpected(states[0], bad);
+  }
+
+ private:
+  static constexpr uint32_t kBadState = UINT32_MAX;
+
+  // Reads every key of family f at snap by a full scan and by MultiGet, which must agree,
+  // into (*states)[k] (kBadState where the value is malformed or a read failed). Returns the
+  // number of bad keys.
+  uint64_t ReadStates(const Snapshot* snap, size_t f, std::vector<uint32_t>* states) {
+    const uint64_t n = FLAGS_max_key;
+    ColumnFamilyHandle* family = families_[f];
+    states->assign(n, 0);
     ReadOptions ro;
     ro.snapshot = snap;
     std::map<uint64_t, std::string> scanned;
     uint64_t bad = 0;
-    std::unique_ptr<Iterator> it = db_->NewIterator(ro);
+    std::unique_ptr<Iterator> it = db_->NewIterator(ro, family);
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const std::string key = it->key().ToString();
       uint64_t k = 0;
@@ -256,7 +298,6 @@ class Stress {
     }
     it.reset();
 
-    uint64_t live = 0, pending_old = 0, pending_new = 0;
     constexpr size_t kBatch = 64;
     for (uint64_t first = 0; first < n; first += kBatch) {
       const size_t m = static_cast<size_t>(std::min<uint64_t>(kBatch, n - first));
@@ -265,16 +306,17 @@ class Stress {
       for (size_t i = 0; i < m; i++) keys[i] = key_storage[i] = KeyOf(first + i);
       std::vector<PinnableSlice> values(m);
       std::vector<Status> statuses(m);
-      db_->MultiGet(ro, m, keys.data(), values.data(), statuses.data());
+      db_->MultiGet(ro, family, m, keys.data(), values.data(), statuses.data());
       for (size_t i = 0; i < m; i++) {
         const uint64_t k = first + i;
         auto s = scanned.find(k);
         // The state the DB holds for k.
-        uint32_t actual = 0;
+        uint32_t& actual = (*states)[k];
         if (statuses[i].ok()) {
           const int64_t v = VersionOfValue(keys[i], values[i], value_size_);
           if (v < 0) {
             Report(fmt::format("key {}: malformed value", key_storage[i]));
+            actual = kBadState;
             bad++;
             continue;
           }
@@ -285,12 +327,31 @@ class Stress {
           }
         } else if (!statuses[i].IsNotFound()) {
           Report(fmt::format("key {}: {}", key_storage[i], statuses[i].ToString()));
+          actual = kBadState;
           bad++;
           continue;
         } else if (s != scanned.end()) {
           Report(fmt::format("key {}: the scan has it, MultiGet does not", key_storage[i]));
           bad++;
         }
+      }
+    }
+    return bad;
+  }
+
+  // Checks the states read from the default family against the expected state and folds
+  // surviving pending states in. Returns the number of bad keys, with bad_before found already.
+  uint64_t CheckExpected(const std::vector<uint32_t>& states, uint64_t bad_before) {
+    const uint64_t n = FLAGS_max_key;
+    uint64_t live = 0, pending_old = 0, pending_new = 0, bad = bad_before;
+    for (uint64_t k = 0; k < n; k++) {
+      {
+        const uint32_t actual = states[k];
+        if (actual == kBadState) {
+          bad++;
+          continue;
+        }
+        const std::string key = KeyOf(k);
         const uint64_t word = expected_->Load(k);
         const uint32_t committed = ExpectedState::Committed(word);
         const uint32_t pending = ExpectedState::Pending(word);
@@ -299,7 +360,7 @@ class Stress {
         const bool matches_pending =
             pending != 0 && (actual == pending || (IsDeleted(actual) && IsDeleted(pending)));
         if (!matches_committed && !matches_pending) {
-          Report(fmt::format("key {}: holds {}, expected {}{}", key_storage[i], Describe(actual),
+          Report(fmt::format("key {}: holds {}, expected {}{}", key, Describe(actual),
                              Describe(committed),
                              pending != 0 ? " or " + Describe(pending) : std::string()));
           bad++;
@@ -312,13 +373,15 @@ class Stress {
         expected_->Commit(k, matches_pending ? pending : committed);
       }
     }
-    db_->ReleaseSnapshot(snap);
-    std::printf("verified %lu keys: %lu live, %lu in-flight writes found new, %lu old, %lu bad\n",
-                n, live, pending_new, pending_old, bad);
+    const std::string where =
+        families_.size() > 1 ? fmt::format(" in {} column families", families_.size()) : "";
+    std::printf("verified %lu keys%s: %lu live, %lu in-flight writes found new, %lu old, %lu bad\n",
+                n, where.c_str(), live, pending_new, pending_old, bad);
     std::fflush(stdout);
     return bad;
   }
 
+ public:
   void Run() {
     running_ = true;
     std::atomic<bool> stop{false};
@@ -343,6 +406,9 @@ class Stress {
   uint64_t failures() const { return counters_.failures.load(); }
 
  private:
+  ColumnFamilyHandle* RandomFamily(Random* rnd) const {
+    return families_[rnd->Uniform(static_cast<uint32_t>(families_.size()))];
+  }
   static std::string Describe(uint32_t state) {
     if (state == 0) return "nothing";
     return IsDeleted(state) ? fmt::format("deleted (v{})", VersionOf(state))
@@ -386,7 +452,7 @@ class Stress {
         const Slice begin_slice(begin), end_slice(end);
         CompactRangeOptions co;
         co.bottommost_level_compaction = static_cast<BottommostLevelCompaction>(rnd.Uniform(4));
-        Status s = db_->CompactRange(co, rnd.OneIn(4) ? nullptr : &begin_slice,
+        Status s = db_->CompactRange(co, RandomFamily(&rnd), rnd.OneIn(4) ? nullptr : &begin_slice,
                                      rnd.OneIn(4) ? nullptr : &end_slice);
         if (!s.ok()) Fail("CompactRange", s);
         counters_.compact_ranges++;
@@ -410,19 +476,27 @@ class Stress {
         const std::string key = KeyOf(k);
         const uint64_t choice = rnd.Uniform(100);
         Status s;
+        // The same record in every family.
         if (choice < 15) {
           next[i] = State(version, true);
-          s = batch.Delete(key);
+          for (ColumnFamilyHandle* f : families_) {
+            if (s.ok()) s = batch.Delete(f, key);
+          }
           counters_.deletes++;
         } else if (choice < 35 && !IsDeleted(cur)) {
           next[i] = State(version, false);
           std::string one(8, '\0');
           EncodeFixed64(one.data(), 1);
-          s = batch.Merge(key, one);
+          for (ColumnFamilyHandle* f : families_) {
+            if (s.ok()) s = batch.Merge(f, key, one);
+          }
           counters_.merges++;
         } else {
           next[i] = State(version, false);
-          s = batch.Put(key, ValueOf(key, version, value_size_));
+          const std::string value = ValueOf(key, version, value_size_);
+          for (ColumnFamilyHandle* f : families_) {
+            if (s.ok()) s = batch.Put(f, key, value);
+          }
         }
         if (!s.ok()) Fail("batch", s);
         expected_->SetPending(k, next[i]);
@@ -483,7 +557,7 @@ class Stress {
         const uint64_t k = rnd.Uniform(n);
         const std::string key = KeyOf(k);
         const uint64_t before = expected_->Load(k);
-        Status s = db_->Get(ReadOptions(), key, &value);
+        Status s = db_->Get(ReadOptions(), RandomFamily(&rnd), key, &value);
         if (!Plausible(before, expected_->Load(k), s, key, value, &why)) {
           Report(fmt::format("Get {}: {}", key, why));
         }
@@ -501,7 +575,8 @@ class Stress {
         }
         std::vector<PinnableSlice> values(m);
         std::vector<Status> statuses(m);
-        db_->MultiGet(ReadOptions(), m, keys.data(), values.data(), statuses.data());
+        db_->MultiGet(ReadOptions(), RandomFamily(&rnd), m, keys.data(), values.data(),
+                      statuses.data());
         for (size_t i = 0; i < m; i++) {
           if (!Plausible(before[i], expected_->Load(ks[i]), statuses[i], keys[i], values[i],
                          &why)) {
@@ -515,7 +590,7 @@ class Stress {
         std::vector<uint64_t> before(len);
         for (uint64_t i = 0; i < len; i++) before[i] = expected_->Load(first + i);
         std::map<uint64_t, std::string> seen;
-        std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+        std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions(), RandomFamily(&rnd));
         const std::string end = KeyOf(first + len);
         std::string prev;
         for (it->Seek(KeyOf(first)); it->Valid() && it->key().compare(end) < 0; it->Next()) {
@@ -546,6 +621,7 @@ class Stress {
   const uint64_t seed_;
   ExpectedState* const expected_;
   DB* const db_;
+  const std::vector<ColumnFamilyHandle*> families_;
   const size_t value_size_;
   Counters counters_;
   std::atomic<bool> running_{false};
@@ -562,10 +638,12 @@ int Main() {
   }
   if (FLAGS_writers < 1 || FLAGS_readers < 0 || FLAGS_max_key < 1 ||
       FLAGS_max_key > (uint64_t{1} << 26) || FLAGS_value_size < 8 || FLAGS_value_size > (1 << 20) ||
-      FLAGS_sync_fraction < 0 || FLAGS_sync_fraction > 1 || FLAGS_duration < 0) {
+      FLAGS_sync_fraction < 0 || FLAGS_sync_fraction > 1 || FLAGS_duration < 0 ||
+      FLAGS_column_families < 1 || FLAGS_column_families > 16) {
     std::fprintf(stderr,
                  "shale_stress: need --writers >= 1, --readers >= 0, --max_key in [1, 2^26], "
-                 "--value_size in [8, 1 MiB], --sync_fraction in [0, 1], --duration >= 0\n");
+                 "--value_size in [8, 1 MiB], --sync_fraction in [0, 1], --duration >= 0, "
+                 "--column_families in [1, 16]\n");
     return 2;
   }
   const uint64_t seed =
@@ -584,6 +662,8 @@ int Main() {
   options.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
   options.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
   options.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
+  options.atomic_flush = FLAGS_atomic_flush;
+  options.create_missing_column_families = true;
   const size_t cache_size = static_cast<size_t>(FLAGS_cache_size);
   options.block_cache =
       FLAGS_cache_type == "lru_cache"
@@ -605,16 +685,25 @@ int Main() {
     return 3;
   }
   std::unique_ptr<DB> db;
-  Status s = DB::Open(options, FLAGS_db, &db);
+  std::vector<ColumnFamilyDescriptor> descriptors = {
+      ColumnFamilyDescriptor(kDefaultColumnFamilyName, options)};
+  for (int f = 1; f < FLAGS_column_families; f++) {
+    descriptors.emplace_back(fmt::format("cf{}", f), options);
+  }
+  std::vector<std::unique_ptr<ColumnFamilyHandle>> handles;
+  Status s = DB::Open(options, FLAGS_db, descriptors, &handles, &db);
   if (!s.ok()) {
     std::fprintf(stderr, "shale_stress: open %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
     return 3;
   }
-  Stress stress(seed, expected.get(), db.get());
+  std::vector<ColumnFamilyHandle*> families;
+  for (const auto& h : handles) families.push_back(h.get());
+  Stress stress(seed, expected.get(), db.get(), families);
   if (stress.Verify() != 0) return 1;
   if (!FLAGS_verify_only) {
     stress.Run();
     if (stress.failures() != 0) return 1;
+    handles.clear();
     s = db->Close();
     if (!s.ok()) {
       std::fprintf(stderr, "shale_stress: close: %s\n", s.ToString().c_str());
