@@ -354,12 +354,15 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
   VersionEdit edit;
   edit.SetColumnFamily(cfd->id);
   Status s = WriteLevel0Table(cfd.get(), oldest.mem, &edit);
+  // The memtable's data is in the logs before the next memtable's first log.
+  auto keep_from = [&]() REQUIRES(mutex_) {
+    return cfd->imm.size() > 1 ? cfd->imm[cfd->imm.size() - 2].log_number : cfd->mem_log_number;
+  };
+  if (s.ok()) s = SyncClosedLogsBefore(keep_from());
   if (s.ok() && !cfd->dropped.load(std::memory_order_relaxed)) {
-    // Every log before the next memtable's first log is now fully in tables, for this family;
-    // families with nothing unflushed in them move on with it, in the same record.
-    const uint64_t keep_from =
-        cfd->imm.size() > 1 ? cfd->imm[cfd->imm.size() - 2].log_number : cfd->mem_log_number;
-    edit.SetLogNumber(keep_from);
+    // Every log before keep_from is now fully in tables, for this family; families with
+    // nothing unflushed in them move on with it, in the same record.
+    edit.SetLogNumber(keep_from());
     std::vector<VersionEdit> others = AdvanceIdleLogNumbers(cfd->id);
     std::vector<VersionEdit*> edits = {&edit};
     for (VersionEdit& e : others) edits.push_back(&e);
@@ -408,6 +411,7 @@ void DBImpl::BackgroundAtomicFlush() {
     }
   }
   std::vector<VersionEdit> others;
+  if (s.ok()) s = SyncClosedLogsBefore(UINT64_MAX);
   if (s.ok()) {
     std::vector<VersionEdit*> edits;
     for (Part& p : parts) {

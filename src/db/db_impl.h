@@ -198,7 +198,11 @@ class DBImpl final : public DB {
   Status CreateLog(bool keep_previous) REQUIRES(mutex_);
   // Syncs the logs in unsynced_logs_, oldest first, before a sync of log_: a synced write never
   // outlives an earlier unsynced one. Leader or writes stopped.
-  Status SyncClosedLogs() EXCLUDES(mutex_);
+  Status SyncClosedLogs() EXCLUDES(mutex_, closed_log_sync_mu_);
+  // With more than one family: syncs the closed logs numbered below number before a flush
+  // records a memtable whose data is in them, so that no family's tables hold writes that a
+  // crash could take from the others' logs (mutex_ released meanwhile).
+  Status SyncClosedLogsBefore(uint64_t number) REQUIRES(mutex_) EXCLUDES(closed_log_sync_mu_);
 
   // ---- Memtables, write stalls, background threads, flush (db_background.cc) ----
   // Leader only: switches full memtables, or waits while some family's L0 or immutable
@@ -398,6 +402,10 @@ class DBImpl final : public DB {
     std::unique_ptr<log::Writer> writer;
   };
   std::vector<UnsyncedLog> unsynced_logs_ GUARDED_BY(mutex_);
+  // Held while closed logs taken from unsynced_logs_ are synced (SyncClosedLogs,
+  // SyncClosedLogsBefore), so that a synced write never passes logs being synced. Taken
+  // before mutex_, never while holding it.
+  Mutex closed_log_sync_mu_ ACQUIRED_BEFORE(mutex_);
   std::atomic<bool> has_unsynced_logs_{false};  // !unsynced_logs_.empty(), read by the leader
   // Sequence numbers handed out so far (leader only); >= last_sequence_.
   SequenceNumber last_allocated_sequence_ = 0;

@@ -449,6 +449,9 @@ Status DBImpl::CreateLog(bool keep_previous) {
 }
 
 Status DBImpl::SyncClosedLogs() {
+  // After a flush that is syncing closed logs (SyncClosedLogsBefore), which may have taken
+  // the ones this write must follow.
+  MutexLock sync_lock(&closed_log_sync_mu_);
   std::vector<UnsyncedLog> logs;
   {
     MutexLock l(&mutex_);
@@ -462,6 +465,34 @@ Status DBImpl::SyncClosedLogs() {
     if (!s.ok()) return s;
   }
   return Status::OK();
+}
+
+Status DBImpl::SyncClosedLogsBefore(uint64_t number) {
+  if (families_.size() <= 1 || unsynced_logs_.empty() || unsynced_logs_.front().number >= number) {
+    return Status::OK();
+  }
+  mutex_.Unlock();
+  Status s;
+  {
+    // has_unsynced_logs_ stays set meanwhile, so a synced write waits here for these logs.
+    MutexLock sync_lock(&closed_log_sync_mu_);
+    std::vector<UnsyncedLog> logs;
+    {
+      MutexLock l(&mutex_);
+      auto end = std::find_if(unsynced_logs_.begin(), unsynced_logs_.end(),
+                              [number](const UnsyncedLog& log) { return log.number >= number; });
+      std::move(unsynced_logs_.begin(), end, std::back_inserter(logs));
+      unsynced_logs_.erase(unsynced_logs_.begin(), end);
+    }
+    for (UnsyncedLog& log : logs) {
+      if (s.ok()) s = log.writer->Sync();
+      log.writer->Close().PermitUncheckedError();  // synced, or the DB turns read-only
+    }
+    MutexLock l(&mutex_);
+    has_unsynced_logs_.store(!unsynced_logs_.empty(), std::memory_order_relaxed);
+  }
+  mutex_.Lock();
+  return s;
 }
 
 // What RecoverLogs learns on the way, step by step. Thread safety: local to the recovering

@@ -16,5 +16,6 @@
 #define TRY_ACQUIRE(...) SHALE_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define REQUIRES(...) SHALE_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define EXCLUDES(...) SHALE_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+#define ACQUIRED_BEFORE(...) SHALE_THREAD_ANNOTATION(acquired_before(__VA_ARGS__))
 #define ASSERT_CAPABILITY(x) SHALE_THREAD_ANNOTATION(assert_capability(x))
 #define NO_THREAD_SAFETY_ANALYSIS SHALE_THREAD_ANNOTATION(no_thread_safety_analysis)
