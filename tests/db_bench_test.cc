@@ -203,6 +203,25 @@ TEST_F(DBBenchTest, EveryBenchmarkRuns) {
       << "a benchmark reported an all-zero PerfContext";
 }
 
+// -num_column_families spreads keys over the families (key k in family k % N) for writes and
+// point reads, and the DB keeps them: a later run opens them all, every key is found.
+TEST_F(DBBenchTest, ColumnFamiliesHoldTheirShareOfTheKeys) {
+  RunResult r = Bench("-benchmarks=fillseq,readrandom -num=4000 -num_column_families=4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(4000 of 4000 found)"), std::string::npos) << r.output;
+  r = Bench("-benchmarks=readrandom,stats -num=4000 -num_column_families=4 -use_existing_db=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(4000 of 4000 found)"), std::string::npos) << r.output;
+  // The default family alone holds a quarter of them (keys 0, 4, 8, ...).
+  r = Bench("-benchmarks=readseq -num=4000 -num_column_families=4 -use_existing_db=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(1000 of 1000 found)"), std::string::npos) << r.output;
+  // Opening without naming the families fails, naming them.
+  r = Bench("-benchmarks=readrandom -num=4000 -use_existing_db=true");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("column_family_name_000001"), std::string::npos) << r.output;
+}
+
 TEST_F(DBBenchTest, ReportJsonIsValidAndHasEveryBenchmark) {
   const std::string json = dir_.path() + "/report.json";
   RunResult r = Bench("-benchmarks=fillrandom,readrandom -num=1000 -report_json=" + json);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -99,6 +100,30 @@ class DBFaultTest : public ::testing::Test {
       }
     }
     return n;
+  }
+
+  // For each (path, name) of targets, every bit of the file flipped in turn (restore() puts
+  // the files back before each): open() must fail with Corruption naming the file.
+  void SweepBitFlips(const std::vector<std::pair<std::string, std::string>>& targets,
+                     const std::function<void()>& restore, const std::function<Status()>& open) {
+    for (const auto& [path, name] : targets) {
+      restore();
+      const size_t size = fs_->FileContents(path).size();
+      ASSERT_GT(size, 0u) << path;
+      for (size_t byte = 0; byte < size; byte++) {
+        for (int bit = 0; bit < 8; bit++) {
+          restore();
+          ASSERT_TRUE(fs_->CorruptFile(path, byte, bit));
+          Status s = open();
+          ASSERT_TRUE(s.IsCorruption())
+              << name << " byte " << byte << " bit " << bit << ": " << s.ToString();
+          ASSERT_NE(s.ToString().find(name), std::string::npos)
+              << name << " byte " << byte << " bit " << bit << ": " << s.ToString();
+        }
+      }
+      std::printf("figure: %s: %zu bits flipped, every one reported as Corruption\n", name.c_str(),
+                  size * 8);
+    }
   }
 
   std::shared_ptr<FaultInjectionFileSystem> fs_;
@@ -874,26 +899,78 @@ TEST_F(DBFaultTest, EveryBitFlipInManifestCurrentAndWalIsCorruption) {
     EXPECT_EQ(DecodeFixed64(wal.data() + 7), 12u);
     EXPECT_EQ(DecodeFixed32(wal.data() + 7 + 8), 0u);
   }
-  for (const auto& [path, name] : targets) {
-    ASSERT_TRUE(image.contains(path)) << path;
-    const size_t size = image[path].size();
-    for (size_t byte = 0; byte < size; byte++) {
-      for (int bit = 0; bit < 8; bit++) {
-        restore();
-        ASSERT_TRUE(fs_->CorruptFile(path, byte, bit));
-        Status s = TryOpen();
-        ASSERT_TRUE(s.IsCorruption())
-            << name << " byte " << byte << " bit " << bit << ": " << s.ToString();
-        ASSERT_NE(s.ToString().find(name), std::string::npos)
-            << name << " byte " << byte << " bit " << bit << ": " << s.ToString();
-      }
-    }
-    std::printf("figure: %s: %zu bits flipped, every one reported as Corruption\n", name.c_str(),
-                size * 8);
-  }
+  SweepBitFlips(targets, restore, [this] { return TryOpen(); });
   restore();
   Open();
   for (int i = 0; i < 20; i++) EXPECT_EQ(Get(Key(i)), value(i)) << i;
+}
+
+// The same with column families: the MANIFEST holds family records (added, flushed,
+// compacted, one dropped) and the WAL records of several families, among them a dropped one's.
+TEST_F(DBFaultTest, EveryBitFlipInAManifestAndWalWithColumnFamiliesIsCorruption) {
+  options_.disable_auto_compactions = true;
+  options_.wal_recovery_mode = WALRecoveryMode::kAbsoluteConsistency;
+  const std::vector<ColumnFamilyDescriptor> descriptors = {
+      ColumnFamilyDescriptor(kDefaultColumnFamilyName, options_),
+      ColumnFamilyDescriptor("kept", options_)};
+  std::vector<std::unique_ptr<ColumnFamilyHandle>> handles;
+  auto open = [&] {
+    handles.clear();
+    db_.reset();
+    return DB::Open(options_, kDbName, descriptors, &handles, &db_);
+  };
+  Open();
+  std::unique_ptr<ColumnFamilyHandle> kept, gone;
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "kept", &kept).ok());
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "gone", &gone).ok());
+  for (int i = 0; i < 8; i++) {
+    WriteBatch batch;
+    ASSERT_TRUE(batch.Put(kept.get(), Key(i), "k").ok());
+    ASSERT_TRUE(batch.Put(gone.get(), Key(i), "g").ok());
+    ASSERT_TRUE(batch.Put(Key(i), "d").ok());
+    ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+    if (i == 3) {
+      ASSERT_TRUE(db_->Flush(FlushOptions(), {kept.get(), gone.get()}).ok());
+      ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), kept.get(), nullptr, nullptr).ok());
+    }
+  }
+  ASSERT_TRUE(db_->DropColumnFamily(gone.get()).ok());
+  kept.reset();
+  gone.reset();
+  ASSERT_TRUE(db_->Close().ok());
+  db_.reset();
+
+  std::map<std::string, std::string> image;
+  for (const std::string& f : fs_->ListFiles()) image[f] = fs_->FileContents(f);
+  auto restore = [&] {
+    handles.clear();
+    db_.reset();
+    for (const std::string& f : fs_->ListFiles()) {
+      if (!image.contains(f)) {
+        ASSERT_TRUE(fs_->DeleteFile(f).ok());
+      }
+    }
+    for (const auto& [path, contents] : image) fs_->SetFileContents(path, contents);
+  };
+  const std::string current = std::string(kDbName) + "/CURRENT";
+  const std::string manifest = image[current].substr(0, image[current].size() - 1);
+  std::vector<std::pair<std::string, std::string>> targets = {
+      {std::string(kDbName) + "/" + manifest, manifest}};
+  for (const auto& [path, contents] : image) {
+    if (path.ends_with(".log") && !contents.empty()) {
+      targets.emplace_back(path, path.substr(path.rfind('/') + 1));
+    }
+  }
+  ASSERT_GE(targets.size(), 2u);
+  SweepBitFlips(targets, restore, open);
+  restore();
+  ASSERT_TRUE(open().ok());
+  for (int i = 0; i < 8; i++) {
+    PinnableSlice v;
+    ASSERT_TRUE(db_->Get(ReadOptions(), handles[1].get(), Key(i), &v).ok());
+    EXPECT_EQ(v.ToString(), "k");
+    EXPECT_EQ(Get(Key(i)), "d");
+  }
 }
 
 TEST_F(DBFaultTest, SecondOpenOfLockedDbIsRefused) {

@@ -118,6 +118,10 @@ DEFINE_bool(disable_auto_compactions, false, "Do not schedule compactions automa
 DEFINE_bool(avoid_flush_during_recovery, false, "Keep recovered WAL data in the memtable");
 DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
 DEFINE_string(merge_operator, "", "Merge operator by name (StringAppendOperator, uint64add)");
+DEFINE_int32(num_column_families, 1,
+             "Column families: the default one and column_family_name_000001 ...; key k goes to "
+             "family k % N for writes and point reads (Get, GetMergeOperands), as RocksDB's "
+             "db_bench does; scans, seeks and MultiGet read the default family");
 DEFINE_int32(duration, 0, "Seconds a benchmark may run (0: until its operations are done)");
 DEFINE_string(report_json, "", "Write every result with percentiles to this JSON file");
 DEFINE_int64(entries_per_batch, 0, "Writes per WriteBatch (0: -batch_size)");
@@ -307,6 +311,7 @@ class Benchmark {
     }
     if (!FLAGS_report_json.empty()) WriteJson(results);
     if (db_) {
+      families_.clear();
       Status s = db_->Close();
       if (!s.ok()) std::fprintf(stderr, "close: %s\n", s.ToString().c_str());
     }
@@ -433,6 +438,7 @@ class Benchmark {
 
   bool OpenDB(bool fresh) {
     if (db_) {
+      families_.clear();
       Status s = db_->Close();
       db_.reset();
       if (!s.ok()) std::fprintf(stderr, "close: %s\n", s.ToString().c_str());
@@ -447,7 +453,20 @@ class Benchmark {
     }
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(FLAGS_db).parent_path(), ec);
-    Status s = DB::Open(options_, FLAGS_db, &db_);
+    Status s;
+    if (FLAGS_num_column_families > 1) {
+      // Named as RocksDB's db_bench names them; created when missing.
+      std::vector<ColumnFamilyDescriptor> descriptors;
+      for (int i = 0; i < FLAGS_num_column_families; i++) {
+        descriptors.emplace_back(
+            i == 0 ? kDefaultColumnFamilyName : fmt::format("column_family_name_{:06}", i),
+            options_);
+      }
+      options_.create_missing_column_families = true;
+      s = DB::Open(options_, FLAGS_db, descriptors, &families_, &db_);
+    } else {
+      s = DB::Open(options_, FLAGS_db, &db_);
+    }
     if (!s.ok()) {
       std::fprintf(stderr, "open %s: %s\n", FLAGS_db.c_str(), s.ToString().c_str());
       if (FLAGS_use_existing_db && !std::filesystem::exists(FLAGS_db + "/CURRENT")) {
@@ -655,9 +674,10 @@ class Benchmark {
     const double start = NowSeconds();
     uint64_t bytes = 0;
     while (!done.load(std::memory_order_relaxed)) {
-      keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+      const uint64_t k = num == 0 ? 0 : rnd.Uniform(num);
+      keys_.Make(k, &key);
       Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
-      Status s = db_->Put(wo, key, v);
+      Status s = Put(wo, k, key, v);
       if (!s.ok()) Die("put", s);
       bytes += key.size() + v.size();
       if (FLAGS_benchmark_write_rate_limit > 0) {
@@ -714,7 +734,8 @@ class Benchmark {
                                                            : rnd.Uniform(num);
           keys_.Make(k, &key);
           Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
-          Status s = op == Op::kMergeRandom ? batch.Merge(key, v) : batch.Put(key, v);
+          Status s = op == Op::kMergeRandom ? batch.Merge(Family(k), key, v)
+                                            : batch.Put(Family(k), key, v);
           if (!s.ok()) Die("put", s);
           st->bytes += key.size() + v.size();
         }
@@ -731,8 +752,9 @@ class Benchmark {
       ReadOptions ro;
       for (uint64_t i = 0; i < limit && !expired(); i++) {
         const double t0 = track ? NowSeconds() : 0;
-        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
-        Status s = db_->Get(ro, key, &value);
+        const uint64_t k = num == 0 ? 0 : rnd.Uniform(num);
+        keys_.Make(k, &key);
+        Status s = Get(ro, k, key, &value);
         if (s.ok()) {
           st->found++;
           st->bytes += key.size() + value.size();
@@ -755,10 +777,11 @@ class Benchmark {
       ReadOptions ro;
       for (uint64_t i = 0; i < limit && !expired(); i++) {
         const double t0 = track ? NowSeconds() : 0;
-        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+        const uint64_t k = num == 0 ? 0 : rnd.Uniform(num);
+        keys_.Make(k, &key);
         if (rnd.Uniform(100) < static_cast<uint64_t>(FLAGS_readwritepercent)) {
           st->reads++;
-          Status s = db_->Get(ro, key, &value);
+          Status s = Get(ro, k, key, &value);
           if (s.ok()) {
             st->found++;
             st->bytes += key.size() + value.size();
@@ -768,7 +791,7 @@ class Benchmark {
         } else {
           st->writes++;
           Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
-          Status s = db_->Put(wo, key, v);
+          Status s = Put(wo, k, key, v);
           if (!s.ok()) Die("put", s);
           st->bytes += key.size() + v.size();
         }
@@ -810,14 +833,20 @@ class Benchmark {
       ReadOptions ro;
       for (uint64_t i = 0; i < limit && !expired(); i++) {
         const double t0 = track ? NowSeconds() : 0;
-        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
+        const uint64_t k = num == 0 ? 0 : rnd.Uniform(num);
+        keys_.Make(k, &key);
         gmo.expected_max_number_of_operands = static_cast<int>(operands.size());
         int n = 0;
-        Status s = db_->GetMergeOperands(ro, key, operands.data(), &gmo, &n);
+        ColumnFamilyHandle* f = Family(k);
+        auto get = [&] {
+          return f != nullptr ? db_->GetMergeOperands(ro, f, key, operands.data(), &gmo, &n)
+                              : db_->GetMergeOperands(ro, key, operands.data(), &gmo, &n);
+        };
+        Status s = get();
         if (s.IsIncomplete()) {
           operands.resize(static_cast<size_t>(n));
           gmo.expected_max_number_of_operands = n;
-          s = db_->GetMergeOperands(ro, key, operands.data(), &gmo, &n);
+          s = get();
         }
         if (s.ok()) {
           st->found++;
@@ -954,6 +983,20 @@ class Benchmark {
   Options options_;
   std::shared_ptr<Cache> block_cache_;
   std::unique_ptr<DB> db_;
+  // -num_column_families > 1: every family's handle, the default one first (empty otherwise).
+  std::vector<std::unique_ptr<ColumnFamilyHandle>> families_;
+  // The family of key number k (null: the calls without a handle, on the default family).
+  ColumnFamilyHandle* Family(uint64_t k) const {
+    return families_.size() > 1 ? families_[k % families_.size()].get() : nullptr;
+  }
+  Status Put(const WriteOptions& wo, uint64_t k, const Slice& key, const Slice& value) {
+    ColumnFamilyHandle* f = Family(k);
+    return f != nullptr ? db_->Put(wo, f, key, value) : db_->Put(wo, key, value);
+  }
+  Status Get(const ReadOptions& ro, uint64_t k, const Slice& key, PinnableSlice* value) {
+    ColumnFamilyHandle* f = Family(k);
+    return f != nullptr ? db_->Get(ro, f, key, value) : db_->Get(ro, key, value);
+  }
 };
 
 }  // namespace
