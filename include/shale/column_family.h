@@ -5,13 +5,19 @@
 // returns one handle per descriptor, in order; every read and write call has a form that takes
 // a handle.
 //
-// This build holds the default family only: a descriptor list must name it (and nothing else
-// exists to name), and CreateColumnFamily returns NotSupported. Handles and the WriteBatch
-// records that carry a family id are the format the later families use.
+// Each family has its own memtables, tables, LSM shape and options (ColumnFamilyOptions); all
+// share the DB's WAL, sequence numbers and background threads, and a WriteBatch is atomic
+// across them. DB::Open must name every family the DB holds (InvalidArgument listing those
+// missing); families it names that the DB does not hold are created with
+// DBOptions::create_missing_column_families, InvalidArgument otherwise. A family keeps the
+// comparator it was created with. A dropped family refuses reads and writes through its
+// handles (InvalidArgument); reads and iterators already running keep their view, and its
+// files are deleted once nothing uses them. Ids are never reused.
 //
-// Ownership: handles returned by DB::Open belong to the caller (std::unique_ptr) and must be
-// destroyed before the DB; DefaultColumnFamily() belongs to the DB. Thread safety: a handle is
-// immutable; any thread may use it while it and its DB live.
+// Ownership: handles returned by DB::Open and CreateColumnFamily belong to the caller
+// (std::unique_ptr); DefaultColumnFamily() belongs to the DB. A handle keeps its family's
+// state alive, so it may outlive a drop (and, destroyed only, the DB); calls need the DB open.
+// Thread safety: a handle is immutable; any thread may use it while its DB is open.
 #pragma once
 
 #include <cstdint>

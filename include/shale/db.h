@@ -81,12 +81,14 @@ class DB {
   // ---- Column families ----
   // The default family's handle, owned by the DB.
   virtual ColumnFamilyHandle* DefaultColumnFamily() const = 0;
-  // Creates a family; NotSupported in this build (see shale/column_family.h).
+  // Creates a family named name (InvalidArgument when one exists, or the name is empty, or the
+  // options are invalid), recorded in the MANIFEST before it returns.
   virtual Status CreateColumnFamily(const ColumnFamilyOptions& options, const std::string& name,
                                     std::unique_ptr<ColumnFamilyHandle>* handle) = 0;
   Status CreateColumnFamilies(const std::vector<ColumnFamilyDescriptor>& column_families,
                               std::vector<std::unique_ptr<ColumnFamilyHandle>>* handles);
-  // Drops a family. InvalidArgument for the default family, which cannot be dropped.
+  // Drops a family (see shale/column_family.h). InvalidArgument for the default family, which
+  // cannot be dropped, and for a family dropped already.
   virtual Status DropColumnFamily(ColumnFamilyHandle* column_family) = 0;
   Status DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& column_families);
   // Destroys a handle Open or CreateColumnFamily returned (as resetting it does), after

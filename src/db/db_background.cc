@@ -371,12 +371,13 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
     s = versions_->LogAndApply(edits);
   }
   for (const auto& [level, f] : edit.new_files()) pending_outputs_.erase(f.number);
-  if (!s.ok()) {
+  // A family dropped while its memtable was written keeps nothing: the table is not recorded
+  // (DeleteObsoleteFiles removes it), the memtable goes, and a failure writing it is no error
+  // of the DB's.
+  if (!s.ok() && !cfd->dropped.load(std::memory_order_relaxed)) {
     SetBackgroundErrorLocked(s);
     return;
   }
-  // A family dropped while its memtable was written keeps nothing: the table is not recorded
-  // (DeleteObsoleteFiles removes it), and the memtable goes.
   cfd->imm.pop_back();
   oldest.mem->Unref();
   num_flushes_++;
@@ -407,7 +408,10 @@ void DBImpl::BackgroundAtomicFlush() {
   Status s;
   for (Part& p : parts) {
     for (MemTable* mem : p.mems) {
-      if (s.ok()) s = WriteLevel0Table(p.cfd.get(), mem, &p.edit);
+      if (!s.ok() || p.cfd->dropped.load(std::memory_order_relaxed)) break;
+      Status w = WriteLevel0Table(p.cfd.get(), mem, &p.edit);
+      // A failure of a family dropped meanwhile is no error of the DB's.
+      if (!w.ok() && !p.cfd->dropped.load(std::memory_order_relaxed)) s = w;
     }
   }
   std::vector<VersionEdit> others;
@@ -470,9 +474,17 @@ void DBImpl::DeleteObsoleteFiles() {
                                    [&](const UnsyncedLog& l) { return l.number >= min_log; });
   std::move(unsynced_logs_.begin(), still_needed, std::back_inserter(retired));
   unsynced_logs_.erase(unsynced_logs_.begin(), still_needed);
-  has_unsynced_logs_.store(!unsynced_logs_.empty(), std::memory_order_relaxed);
+  UpdateHasUnsyncedLogs();
   std::vector<std::string> children;
-  const FamilyMap families = families_;  // for evicting readers, outside the mutex
+  // The families whose table caches may hold readers of deleted tables, for evicting them
+  // outside the mutex: the live ones and the dropped ones still held.
+  std::vector<std::shared_ptr<ColumnFamilyData>> families;
+  for (const auto& [id, cfd] : families_) families.push_back(cfd);
+  std::erase_if(dropped_families_,
+                [](const std::weak_ptr<ColumnFamilyData>& w) { return w.expired(); });
+  for (const auto& w : dropped_families_) {
+    if (auto cfd = w.lock()) families.push_back(std::move(cfd));
+  }
   mutex_.Unlock();
   for (UnsyncedLog& log : retired) log.writer->Close().PermitUncheckedError();  // not needed
   Status s = fs_->GetChildren(dbname_, &children);
@@ -505,8 +517,7 @@ void DBImpl::DeleteObsoleteFiles() {
   }
   for (const auto& [type, number] : doomed) {
     if (type == FileType::kTable) {
-      // Readers of a dropped family's tables close with the family.
-      for (const auto& [id, cfd] : families) cfd->table_cache->Evict(number);
+      for (const auto& cfd : families) cfd->table_cache->Evict(number);
     }
     const std::string name = type == FileType::kLog        ? LogFileName(dbname_, number)
                              : type == FileType::kTable    ? TableFileName(dbname_, number)

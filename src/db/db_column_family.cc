@@ -87,13 +87,15 @@ Status DBImpl::DropColumnFamily(ColumnFamilyHandle* column_family) {
       return Status::InvalidArgument("column family was dropped", cfd->name);
     }
     if (!bg_error_.ok()) return Status::IOError("DB is read-only", bg_error_.ToString());
-    // A manual compaction of the family finishes first; automatic ones are left to notice.
+    // Flushes and compactions of the family that are running notice the drop when they finish
+    // (nothing of theirs is recorded); a CompactRange of it ends with InvalidArgument.
     Status r = versions_->DropColumnFamily(cfd->id);
     if (!r.ok()) {
       SetBackgroundErrorLocked(r);
       return r;
     }
     cfd->dropped.store(true, std::memory_order_release);
+    dropped_families_.push_back(FamilyOf(column_family)->shared_from_this());
     FamilyMap next = families_;
     next.erase(cfd->id);
     PublishFamilies(std::move(next));

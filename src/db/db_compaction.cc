@@ -454,7 +454,14 @@ Status DBImpl::CompactRangeImpl(const CompactRangeOptions& options, ColumnFamily
       if (!v->files(level).empty()) bottom = level;
     }
   }
-  for (int level = 0; level < bottom && s.ok(); level++) {
+  // A step releases mutex_ while it works; a drop of the family meanwhile ends the call.
+  auto family_live = [&]() REQUIRES(mutex_) {
+    if (s.ok() && cfd->dropped.load(std::memory_order_relaxed)) {
+      s = Status::InvalidArgument("column family was dropped", cfd->name);
+    }
+    return s.ok();
+  };
+  for (int level = 0; level < bottom && family_live(); level++) {
     std::unique_ptr<Compaction> c =
         RangeCompaction(cfd->config(), versions_->current(cfd->id), level, begin, end);
     if (c == nullptr) continue;
@@ -471,7 +478,7 @@ Status DBImpl::CompactRangeImpl(const CompactRangeOptions& options, ColumnFamily
     const uint64_t cut_off = bottommost == BottommostLevelCompaction::kForce
                                  ? versions_->next_file_number()
                                  : first_new_number;
-    while (s.ok()) {
+    while (family_live()) {
       std::unique_ptr<Compaction> c = InPlaceCompaction(cfd->config(), versions_->current(cfd->id),
                                                         bottom, begin, end, cut_off);
       if (c == nullptr) break;

@@ -89,15 +89,16 @@ Status DBImpl::Resume() {
         InstallSuperVersion(cfd.get());
       }
     }
+    // The memtables are written here, all families in one MANIFEST record: flushed one at a
+    // time, a crash between two could leave one family's tables holding writes that the old
+    // log, whose unsynced tail may be lost, no longer has for another.
+    while (flush_running_) bg_done_cv_.Wait();  // a flush that started before the error
     bg_error_ = Status::OK();
+    flush_running_ = true;
+    BackgroundAtomicFlush();
+    flush_running_ = false;
+    bg_done_cv_.SignalAll();
     bg_work_cv_.SignalAll();
-    auto flushing = [&]() REQUIRES(mutex_) {
-      for (const auto& [id, cfd] : families_) {
-        if (!cfd->imm.empty()) return true;
-      }
-      return false;
-    };
-    while (flushing() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
     if (!bg_error_.ok()) return Status::IOError("Resume: flush failed", bg_error_.ToString());
     // Where nothing was flushed to move it on: everything before the fresh log is in tables.
     std::vector<VersionEdit> edits = AdvanceIdleLogNumbers(/*except=*/UINT32_MAX);

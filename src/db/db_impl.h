@@ -406,7 +406,15 @@ class DBImpl final : public DB {
   // SyncClosedLogsBefore), so that a synced write never passes logs being synced. Taken
   // before mutex_, never while holding it.
   Mutex closed_log_sync_mu_ ACQUIRED_BEFORE(mutex_);
-  std::atomic<bool> has_unsynced_logs_{false};  // !unsynced_logs_.empty(), read by the leader
+  // Logs a flush took from unsynced_logs_ are being synced (SyncClosedLogsBefore).
+  bool flush_syncing_logs_ GUARDED_BY(mutex_) = false;
+  // Read by the leader: a synced write must first sync closed logs (SyncClosedLogs), or wait
+  // for a flush syncing them.
+  std::atomic<bool> has_unsynced_logs_{false};
+  void UpdateHasUnsyncedLogs() REQUIRES(mutex_) {
+    has_unsynced_logs_.store(!unsynced_logs_.empty() || flush_syncing_logs_,
+                             std::memory_order_relaxed);
+  }
   // Sequence numbers handed out so far (leader only); >= last_sequence_.
   SequenceNumber last_allocated_sequence_ = 0;
   // Every write with a sequence <= this is applied and visible to readers.
@@ -418,6 +426,9 @@ class DBImpl final : public DB {
   mutable Mutex mutex_;
   // The live families (as family_map_), for the work done under mutex_.
   FamilyMap families_ GUARDED_BY(mutex_);
+  // Dropped families still held (by handles, SuperVersions): their table caches close the
+  // readers of tables DeleteObsoleteFiles deletes.
+  std::vector<std::weak_ptr<ColumnFamilyData>> dropped_families_ GUARDED_BY(mutex_);
   std::unique_ptr<VersionSet> versions_ GUARDED_BY(mutex_);
   Status bg_error_ GUARDED_BY(mutex_);
   std::list<std::unique_ptr<SnapshotImpl>> snapshots_ GUARDED_BY(mutex_);

@@ -435,7 +435,7 @@ Status DBImpl::CreateLog(bool keep_previous) {
   if (log_ != nullptr) {
     if (keep_previous) {
       unsynced_logs_.push_back(UnsyncedLog{log_number_, std::move(log_)});
-      has_unsynced_logs_.store(true, std::memory_order_relaxed);
+      UpdateHasUnsyncedLogs();
     } else {
       log_->Close().PermitUncheckedError();  // its errors are already known
     }
@@ -455,41 +455,62 @@ Status DBImpl::SyncClosedLogs() {
   std::vector<UnsyncedLog> logs;
   {
     MutexLock l(&mutex_);
+    // A sync of closed logs failed before (the history may end in them): nothing synced after
+    // it may be acknowledged.
+    if (!bg_error_.ok()) {
+      return Status::IOError("DB is read-only after an earlier error", bg_error_.ToString());
+    }
     logs.swap(unsynced_logs_);
-    has_unsynced_logs_.store(false, std::memory_order_relaxed);
+    UpdateHasUnsyncedLogs();
   }
   // Oldest first. A log whose memtable was flushed meanwhile may be deleted already: syncing
   // its open file is harmless.
+  Status s;
   for (UnsyncedLog& log : logs) {
-    Status s = log.writer->Sync();
-    if (!s.ok()) return s;
+    s = log.writer->Sync();
+    if (!s.ok()) break;
   }
-  return Status::OK();
+  if (!s.ok()) {
+    // Before a flush waiting on closed_log_sync_mu_ goes on as if these logs were durable.
+    MutexLock l(&mutex_);
+    SetBackgroundErrorLocked(s);
+  }
+  return s;
 }
 
 Status DBImpl::SyncClosedLogsBefore(uint64_t number) {
-  if (families_.size() <= 1 || unsynced_logs_.empty() || unsynced_logs_.front().number >= number) {
-    return Status::OK();
-  }
+  if (families_.size() <= 1) return Status::OK();
   mutex_.Unlock();
   Status s;
   {
-    // has_unsynced_logs_ stays set meanwhile, so a synced write waits here for these logs.
+    // Also waits for a synced write's SyncClosedLogs in progress, which may hold logs this
+    // flush needs durable.
     MutexLock sync_lock(&closed_log_sync_mu_);
     std::vector<UnsyncedLog> logs;
     {
       MutexLock l(&mutex_);
-      auto end = std::find_if(unsynced_logs_.begin(), unsynced_logs_.end(),
-                              [number](const UnsyncedLog& log) { return log.number >= number; });
-      std::move(unsynced_logs_.begin(), end, std::back_inserter(logs));
-      unsynced_logs_.erase(unsynced_logs_.begin(), end);
+      if (!bg_error_.ok()) {
+        s = Status::IOError("DB is read-only after an earlier error", bg_error_.ToString());
+      } else {
+        auto end = std::find_if(unsynced_logs_.begin(), unsynced_logs_.end(),
+                                [number](const UnsyncedLog& log) { return log.number >= number; });
+        std::move(unsynced_logs_.begin(), end, std::back_inserter(logs));
+        unsynced_logs_.erase(unsynced_logs_.begin(), end);
+        // has_unsynced_logs_ stays set until they are synced, so that a synced write comes
+        // to wait on closed_log_sync_mu_ meanwhile.
+        flush_syncing_logs_ = !logs.empty();
+        UpdateHasUnsyncedLogs();
+      }
     }
     for (UnsyncedLog& log : logs) {
       if (s.ok()) s = log.writer->Sync();
-      log.writer->Close().PermitUncheckedError();  // synced, or the DB turns read-only
+      log.writer->Close().PermitUncheckedError();  // synced, or the DB turns read-only below
     }
     MutexLock l(&mutex_);
-    has_unsynced_logs_.store(!unsynced_logs_.empty(), std::memory_order_relaxed);
+    flush_syncing_logs_ = false;
+    // Set before a synced write waiting on closed_log_sync_mu_ goes on.
+    if (!s.ok()) SetBackgroundErrorLocked(s);
+    UpdateHasUnsyncedLogs();
   }
   mutex_.Lock();
   return s;
