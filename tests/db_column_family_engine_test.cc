@@ -321,6 +321,49 @@ TEST_F(DBColumnFamilyEngineTest, WalReplayPerFamilyWithoutRecoveryFlush) {
   }
 }
 
+// A family written once and then left alone would keep every later WAL; past
+// max_total_wal_size the next write switches its memtable so that a flush lets the old WALs go.
+// Without the bound (a large one) they pile up, so the test sees the difference.
+TEST_F(DBColumnFamilyEngineTest, MaxTotalWalSizeFlushesFamiliesHoldingTheOldestLog) {
+  options_.write_buffer_size = 64 << 10;
+  options_.max_write_buffer_number = 4;
+  options_.level0_file_num_compaction_trigger = 100;
+  options_.level0_slowdown_writes_trigger = 100;
+  options_.level0_stop_writes_trigger = 100;
+  const std::string value(1000, 'x');
+  for (const uint64_t bound : {uint64_t{1} << 40, uint64_t{256} << 10}) {
+    SCOPED_TRACE(bound);
+    options_.max_total_wal_size = bound;
+    Close();
+    ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+    Open();
+    Create({"light"}, options_);
+    ColumnFamilyHandle* light = handles_[0].get();
+    ASSERT_TRUE(db_->Put(WriteOptions(), light, "once", "1").ok());
+    int most_logs = 0;
+    for (int i = 0; i < 3000; i++) {  // ~3 MB: ~45 memtables of the default family
+      ASSERT_TRUE(Put("k" + std::to_string(i), value).ok());
+      if (i % 100 == 0) {
+        ASSERT_TRUE(db_->WaitForCompact().ok());
+        most_logs = std::max(most_logs, CountFiles(FileType::kLog));
+      }
+    }
+    if (bound > (uint64_t{1} << 30)) {
+      EXPECT_GE(most_logs, 30);
+      EXPECT_EQ(Property(light, "shale.num-files-at-level0"), "0");
+    } else {
+      // 256 KiB of logs of 64 KiB memtables, plus the one being written.
+      EXPECT_LE(most_logs, 7);
+      EXPECT_EQ(Property(light, "shale.num-files-at-level0"), "1");
+    }
+    ASSERT_TRUE(ReopenFamilies({"default", "light"}).ok());
+    EXPECT_EQ(Get(handles_[1].get(), "once"), "1");
+    EXPECT_EQ(Get(db_->DefaultColumnFamily(), "k2999"), value);
+    EXPECT_EQ(Property(db_->DefaultColumnFamily(), "shale.estimate-num-keys"), "3000");
+    handles_.clear();
+  }
+}
+
 // A dropped family refuses reads and writes through its handles and does not come back after
 // a reopen; an iterator opened before the drop keeps reading; its files go once nothing holds
 // them; records of it still in the WAL are skipped at recovery.

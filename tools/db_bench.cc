@@ -68,6 +68,9 @@ DEFINE_bool(use_existing_db, false, "Open the existing DB instead of starting fr
 DEFINE_uint64(seed, 0, "Random seed (0: derived from the clock; printed either way)");
 DEFINE_int64(write_buffer_size, 64 << 20, "Memtable size in bytes");
 DEFINE_int32(max_write_buffer_number, 2, "Memtables before writes stall");
+DEFINE_uint64(max_total_wal_size, 0,
+              "With several column families: live WAL bytes past which the families holding "
+              "the oldest WAL flush (0: 4 x the memtables' total)");
 DEFINE_double(memtable_bloom_size_ratio, shale::Options().memtable_bloom_size_ratio,
               "Bytes of memtable Bloom filter per write buffer byte (0: none)");
 DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_thread_adaptive_yield,
@@ -389,6 +392,7 @@ class Benchmark {
     o.create_if_missing = !FLAGS_use_existing_db;
     o.write_buffer_size = static_cast<size_t>(FLAGS_write_buffer_size);
     o.max_write_buffer_number = FLAGS_max_write_buffer_number;
+    o.max_total_wal_size = FLAGS_max_total_wal_size;
     o.compression =
         FLAGS_compression_type == "zstd" ? CompressionType::kZSTD : CompressionType::kNoCompression;
     o.block_size = static_cast<size_t>(FLAGS_block_size);

@@ -85,6 +85,13 @@ struct DBOptions {
   uint64_t write_thread_max_yield_usec = 20;
   // The write rate while writes are slowed down (ColumnFamilyOptions' stall triggers). > 0.
   uint64_t delayed_write_rate = 16ull << 20;
+  // With more than one column family: once the live WAL files hold more than this many bytes,
+  // the next write switches the memtables of every family holding data from the oldest live
+  // WAL, so that their flushes let it go (a lightly written family would otherwise keep every
+  // WAL since its first unflushed write, and Open would replay them all). 0: four times the
+  // sum over the families of write_buffer_size × max_write_buffer_number. With one family a
+  // WAL goes once its memtable is flushed, and this does not apply.
+  uint64_t max_total_wal_size = 0;
 
   // ---- Background work and files ----
   // Background threads: one more than the compactions that may run at once, so that one is

@@ -125,6 +125,22 @@ DBImpl::StallState DBImpl::ComputeStall() {
       }
     }
   }
+  if (families_.size() > 1 && !closed_logs_.empty() &&
+      closed_log_bytes_ + log_->FileSize() > MaxTotalWalSize()) {
+    // The WALs are past their bound: switch the families whose memtable holds records of the
+    // oldest live one, so that their flushes let it go. (Immutable memtables are flushed
+    // anyway; a family with no room for another waits for that, as a full one does.)
+    const uint64_t oldest = closed_logs_.front().number;
+    for (const auto& [id, cfd] : families_) {
+      if (cfd->mem->num_entries() == 0 || cfd->mem_log_number > oldest) continue;
+      if (cfd->imm.size() + 1 >= static_cast<size_t>(cfd->options.max_write_buffer_number)) {
+        continue;
+      }
+      if (std::find(st.full.begin(), st.full.end(), cfd.get()) == st.full.end()) {
+        st.full.push_back(cfd.get());
+      }
+    }
+  }
   if (options_.atomic_flush && !st.full.empty()) {
     // Every family holding data switches with the full ones, or none does.
     st.full.clear();
@@ -139,6 +155,16 @@ DBImpl::StallState DBImpl::ComputeStall() {
     }
   }
   return st;
+}
+
+uint64_t DBImpl::MaxTotalWalSize() const {
+  if (options_.max_total_wal_size > 0) return options_.max_total_wal_size;
+  uint64_t memtables = 0;
+  for (const auto& [id, cfd] : families_) {
+    memtables += static_cast<uint64_t>(cfd->options.write_buffer_size) *
+                 static_cast<uint64_t>(cfd->options.max_write_buffer_number);
+  }
+  return 4 * memtables;
 }
 
 Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
@@ -475,6 +501,10 @@ void DBImpl::DeleteObsoleteFiles() {
   std::move(unsynced_logs_.begin(), still_needed, std::back_inserter(retired));
   unsynced_logs_.erase(unsynced_logs_.begin(), still_needed);
   UpdateHasUnsyncedLogs();
+  while (!closed_logs_.empty() && closed_logs_.front().number < min_log) {
+    closed_log_bytes_ -= closed_logs_.front().bytes;
+    closed_logs_.pop_front();
+  }
   std::vector<std::string> children;
   // The families whose table caches may hold readers of deleted tables, for evicting them
   // outside the mutex: the live ones and the dropped ones still held.

@@ -209,7 +209,9 @@ class DBImpl final : public DB {
   // memtables are backed up (write stalls). Returns the background error, if any.
   Status MakeRoomForWrite(uint64_t group_bytes) EXCLUDES(mutex_);
   // The worst write stall any family calls for now (l0/pending: the families' L0 file count
-  // and pending compaction bytes, with the family that sets each).
+  // and pending compaction bytes, with the family that sets each), and the memtables to switch:
+  // full ones, and past max_total_wal_size those holding the oldest live WAL. Leader only (it
+  // reads log_'s size).
   struct StallState;
   StallState ComputeStall() REQUIRES(mutex_);
   // Starts one new WAL, and turns the mutable memtable of each of families into an immutable
@@ -402,6 +404,18 @@ class DBImpl final : public DB {
     std::unique_ptr<log::Writer> writer;
   };
   std::vector<UnsyncedLog> unsynced_logs_ GUARDED_BY(mutex_);
+  // Every live WAL before log_ (closed by a memtable switch, or kept by recovery), oldest
+  // first, with its size; dropped by DeleteObsoleteFiles once no family needs it. Their bytes
+  // plus log_'s are what max_total_wal_size bounds.
+  struct ClosedLog {
+    uint64_t number;
+    uint64_t bytes;
+  };
+  std::deque<ClosedLog> closed_logs_ GUARDED_BY(mutex_);
+  uint64_t closed_log_bytes_ GUARDED_BY(mutex_) = 0;
+  // The live WALs' bytes past which families holding the oldest one are switched
+  // (DBOptions::max_total_wal_size, or its default).
+  uint64_t MaxTotalWalSize() const REQUIRES(mutex_);
   // Held while closed logs taken from unsynced_logs_ are synced (SyncClosedLogs,
   // SyncClosedLogsBefore), so that a synced write never passes logs being synced. Taken
   // before mutex_, never while holding it.

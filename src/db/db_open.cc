@@ -433,6 +433,9 @@ Status DBImpl::CreateLog(bool keep_previous) {
     if (!s.ok()) return s;  // the caller stops writes; Resume retires both logs
   }
   if (log_ != nullptr) {
+    // It stays on disk until every family has flushed past it (DeleteObsoleteFiles).
+    closed_logs_.push_back(ClosedLog{log_number_, log_->FileSize()});
+    closed_log_bytes_ += closed_logs_.back().bytes;
     if (keep_previous) {
       unsynced_logs_.push_back(UnsyncedLog{log_number_, std::move(log_)});
       UpdateHasUnsyncedLogs();
@@ -734,7 +737,11 @@ Status DBImpl::KeepReplayedLogsLocked(const LogRecovery& r) {
     Status s = fs_->ReopenWritableFile(LogFileName(dbname_, number), FileOptions(), &file);
     if (s.ok()) s = file->Sync();
     if (s.ok()) s = file->Close();
+    uint64_t bytes = 0;
+    if (s.ok()) s = fs_->GetFileSize(LogFileName(dbname_, number), &bytes);
     if (!s.ok()) return s;
+    closed_logs_.push_back(ClosedLog{number, bytes});
+    closed_log_bytes_ += bytes;
   }
   if (!r.logs.empty()) {
     // Each family's data is in the logs from its own log number on.
