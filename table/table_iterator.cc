@@ -126,8 +126,27 @@ void TableIterator::ClearBlock() {
   data_valid_ = false;
 }
 
+// The index entry of a block is a key >= every key in it and < every key of the next block.
+bool TableIterator::IndexKeyAtOrAbove(const Slice* bound) const {
+  const Slice k = index_->key();
+  return bound != nullptr && k.size() >= 8 &&
+         cmp_->user_comparator()->Compare(ExtractUserKey(k), *bound) >= 0;
+}
+
+bool TableIterator::IndexKeyBelow(const Slice* bound) const {
+  const Slice k = index_->key();
+  return bound != nullptr && k.size() >= 8 &&
+         cmp_->user_comparator()->Compare(ExtractUserKey(k), *bound) < 0;
+}
+
 void TableIterator::SkipEmptyForward() {
   while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
+    // Every key of the next blocks is past the block's index key: at or past the upper
+    // bound, they are not read.
+    if (IndexKeyAtOrAbove(options_.iterate_upper_bound)) {
+      ClearBlock();
+      return;
+    }
     index_->Next();
     LoadBlock();
     if (data_valid_) data_.SeekToFirst();
@@ -137,6 +156,12 @@ void TableIterator::SkipEmptyForward() {
 void TableIterator::SkipEmptyBackward() {
   while (status_.ok() && data_valid_ && !data_.Valid() && data_.status().ok()) {
     index_->Prev();
+    // Every key of that block and those before it is at most its index key: below the lower
+    // bound, they are not read.
+    if (index_->Valid() && IndexKeyBelow(options_.iterate_lower_bound)) {
+      ClearBlock();
+      return;
+    }
     LoadBlock();
     if (data_valid_) data_.SeekToLast();
   }

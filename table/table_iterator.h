@@ -52,8 +52,14 @@ class TableIterator final : public InternalIterator {
   void LoadBlock();
   // Releases the data block; data_ is invalid until the next LoadBlock.
   void ClearBlock();
+  // Forward past an exhausted block, or backward into the previous one; both stop (invalid,
+  // status OK) without reading the block when the index entry shows its keys are all at or
+  // past ReadOptions::iterate_upper_bound (forward) or below iterate_lower_bound (backward).
   void SkipEmptyForward();
   void SkipEmptyBackward();
+  // Whether the index entry's user key is >= bound (< bound); false without a bound.
+  bool IndexKeyAtOrAbove(const Slice* bound) const;
+  bool IndexKeyBelow(const Slice* bound) const;
 
   const TableReader* const table_;
   const ReadOptions options_;

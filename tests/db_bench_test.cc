@@ -203,6 +203,38 @@ TEST_F(DBBenchTest, EveryBenchmarkRuns) {
       << "a benchmark reported an all-zero PerfContext";
 }
 
+// seekrandom with -max_scan_distance bounds each iterator that many keys from the seek key
+// (below it with -reverse_iterator): no seek reads past it, however many -seek_nexts.
+TEST_F(DBBenchTest, MaxScanDistanceBoundsEachSeek) {
+  RunResult r = Bench("-benchmarks=fillseq -num=2000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* direction : {"false", "true"}) {
+    r = Bench(std::string("-benchmarks=seekrandom,seekrandomwhilewriting -use_existing_db=true "
+                          "-num=2000 -reads=300 -seek_nexts=40 -max_scan_distance=5 "
+                          "-perf_level=2 -benchmark_write_rate_limit=1000000 -reverse_iterator=") +
+              direction);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(CountResults(r.output, "seekrandom"), 1) << r.output;
+    EXPECT_EQ(CountResults(r.output, "seekrandomwhilewriting"), 1) << r.output;
+    // At most 5 keys of 16 + 100 bytes per seek in the bounded run (the first PerfContext);
+    // backward 6, as the lower bound is inclusive.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(iter_read_bytes = ([0-9]+))")))
+        << r.output;
+    const long long bytes = std::stoll(m[1]);
+    EXPECT_GT(bytes, 300 * 116) << r.output;
+    EXPECT_LE(bytes, 300 * (direction == std::string("true") ? 6 : 5) * 116) << r.output;
+  }
+  // Unbounded, the same seeks read up to 41 keys each.
+  r = Bench(
+      "-benchmarks=seekrandom -use_existing_db=true -num=2000 -reads=300 -seek_nexts=40 "
+      "-perf_level=2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(iter_read_bytes = ([0-9]+))")));
+  EXPECT_GT(std::stoll(m[1]), 300 * 10 * 116) << r.output;
+}
+
 // -num_column_families spreads keys over the families (key k in family k % N) for writes and
 // point reads, and the DB keeps them: a later run opens them all, every key is found.
 TEST_F(DBBenchTest, ColumnFamiliesHoldTheirShareOfTheKeys) {

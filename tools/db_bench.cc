@@ -15,7 +15,8 @@
 // readwhilewriting runs -threads readers and one more thread writing random keys (at
 // -benchmark_write_rate_limit bytes/s when set) until the readers finish; the line reports the
 // readers only, as RocksDB's does. readrandomwriterandom mixes -readwritepercent reads with writes
-// on every thread. seekrandom seeks to random keys and steps -seek_nexts entries on.
+// on every thread. seekrandom seeks to random keys and steps -seek_nexts entries on (bounded by
+// -max_scan_distance when set); seekrandomwhilewriting does so with a writer as readwhilewriting.
 // -perf_level=2 (counts) or 3..5 (and timings) prints each benchmark's PerfContext, summed over
 // its threads, after its result line.
 //
@@ -129,6 +130,10 @@ DEFINE_int32(duration, 0, "Seconds a benchmark may run (0: until its operations 
 DEFINE_string(report_json, "", "Write every result with percentiles to this JSON file");
 DEFINE_int64(entries_per_batch, 0, "Writes per WriteBatch (0: -batch_size)");
 DEFINE_int32(seek_nexts, 0, "seekrandom: Next() calls after each Seek");
+DEFINE_int64(max_scan_distance, 0,
+             "seekrandom: iterate_upper_bound this many keys past the seek key (with "
+             "-reverse_iterator: iterate_lower_bound that many before it); 0: unbounded");
+DEFINE_bool(reverse_iterator, false, "seekrandom: step with Prev() instead of Next()");
 DEFINE_int32(readwritepercent, 90, "readrandomwriterandom: percentage of operations that read");
 DEFINE_uint64(benchmark_write_rate_limit, 0,
               "readwhilewriting: the writer's rate in bytes/s (0: unlimited)");
@@ -159,6 +164,7 @@ void CheckFlagRanges() {
   if (FLAGS_batch_size < 1) fail("-batch_size must be >= 1");
   if (FLAGS_entries_per_batch < 0) fail("-entries_per_batch must be >= 0");
   if (FLAGS_seek_nexts < 0) fail("-seek_nexts must be >= 0");
+  if (FLAGS_max_scan_distance < 0) fail("-max_scan_distance must be >= 0");
   if (FLAGS_readwritepercent < 0 || FLAGS_readwritepercent > 100) {
     fail("-readwritepercent must be in [0, 100]");
   }
@@ -271,6 +277,7 @@ constexpr std::string_view kBenchmarkNames[] = {"fillseq",
                                                 "multireadrandom",
                                                 "seekrandom",
                                                 "readwhilewriting",
+                                                "seekrandomwhilewriting",
                                                 "readrandomwriterandom",
                                                 "readseq",
                                                 "readreverse",
@@ -335,6 +342,7 @@ class Benchmark {
     kReadReverse,
     kSeekRandom,
     kReadWhileWriting,
+    kSeekRandomWhileWriting,
     kReadRandomWriteRandom
   };
 
@@ -528,6 +536,9 @@ class Benchmark {
     } else if (name == "readwhilewriting") {
       op = Op::kReadWhileWriting;
       is_read = true;
+    } else if (name == "seekrandomwhilewriting") {
+      op = Op::kSeekRandomWhileWriting;
+      is_read = true;
     } else if (name == "readrandomwriterandom") {
       op = Op::kReadRandomWriteRandom;
     } else if (name == "readseq") {
@@ -607,15 +618,19 @@ class Benchmark {
         SetPerfLevel(static_cast<PerfLevel>(FLAGS_perf_level));
         get_perf_context()->Reset();
         st.start = NowSeconds();
-        RunOp(op == Op::kReadWhileWriting ? Op::kReadRandom : op, t, sync, &st);
+        RunOp(op == Op::kReadWhileWriting         ? Op::kReadRandom
+              : op == Op::kSeekRandomWhileWriting ? Op::kSeekRandom
+                                                  : op,
+              t, sync, &st);
         st.finish = NowSeconds();
         st.perf = *get_perf_context();
       });
     }
-    // readwhilewriting: one more thread writes until the readers are done; it is not counted.
+    // readwhilewriting, seekrandomwhilewriting: one more thread writes until the readers are
+    // done; it is not counted.
     std::atomic<bool> readers_done{false};
     std::thread writer;
-    if (op == Op::kReadWhileWriting) {
+    if (op == Op::kReadWhileWriting || op == Op::kSeekRandomWhileWriting) {
       writer = std::thread([&] { WriteInBackground(n, sync, readers_done); });
     }
     {
@@ -808,19 +823,41 @@ class Benchmark {
     if (op == Op::kSeekRandom) {
       // A new iterator per seek, as RocksDB's db_bench makes (so each seek reads the current
       // LSM shape): Seek a random key, count it found when the iterator lands on it, then step
-      // -seek_nexts entries on, copying out each value.
+      // -seek_nexts entries on (back with -reverse_iterator), copying out each value. With
+      // -max_scan_distance the iterator is bounded that many keys from the seek key, as in
+      // RocksDB's db_bench.
       char value_buffer[256];
+      std::string bound_key;
+      Slice bound;
       for (uint64_t i = 0; i < limit && !expired(); i++) {
         const double t0 = track ? NowSeconds() : 0;
-        keys_.Make(num == 0 ? 0 : rnd.Uniform(num), &key);
-        std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+        const uint64_t pos = num == 0 ? 0 : rnd.Uniform(num);
+        keys_.Make(pos, &key);
+        ReadOptions ro;
+        if (FLAGS_max_scan_distance > 0) {
+          const uint64_t distance = static_cast<uint64_t>(FLAGS_max_scan_distance);
+          if (FLAGS_reverse_iterator) {
+            keys_.Make(pos > distance ? pos - distance : 0, &bound_key);
+            bound = Slice(bound_key);
+            ro.iterate_lower_bound = &bound;
+          } else {
+            keys_.Make(std::min(num, pos + distance), &bound_key);
+            bound = Slice(bound_key);
+            ro.iterate_upper_bound = &bound;
+          }
+        }
+        std::unique_ptr<Iterator> it = db_->NewIterator(ro);
         it->Seek(key);
         if (it->Valid() && it->key() == Slice(key)) st->found++;
         for (int j = 0; j < FLAGS_seek_nexts && it->Valid(); j++) {
           const Slice value = it->value();
           std::memcpy(value_buffer, value.data(), std::min(value.size(), sizeof(value_buffer)));
           st->bytes += it->key().size() + value.size();
-          it->Next();
+          if (FLAGS_reverse_iterator) {
+            it->Prev();
+          } else {
+            it->Next();
+          }
         }
         if (!it->status().ok()) Die("iterator", it->status());
         st->FinishedOps(1, t0, track);

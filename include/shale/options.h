@@ -12,6 +12,7 @@
 
 #include "shale/comparator.h"
 #include "shale/rate_limiter.h"
+#include "shale/slice.h"
 
 namespace shale {
 
@@ -219,6 +220,17 @@ struct ReadOptions {
   // Blocks read from table files pass the DB's rate limiter at this priority when its mode
   // limits reads (kTotal: never). Compactions read at kLow.
   IOPriority rate_limiter_priority = IOPriority::kTotal;
+  // Iterators show only user keys >= *iterate_lower_bound and < *iterate_upper_bound (null: no
+  // bound on that side), in both directions: a Seek below the lower bound lands on it, a
+  // SeekForPrev at or above the upper bound on the last key below it, and stepping past a
+  // bound makes the iterator invalid. The slices must stay alive and unchanged while an
+  // iterator made with them is used. A bounded iterator opens no table file whose keys all lie
+  // outside the bounds, and does not read a table's next (or previous) data block once the
+  // index shows its keys are all at or past the bound. A lower bound above the upper bound is
+  // InvalidArgument (the iterator's status); equal bounds make an empty iterator. Point reads
+  // (Get, MultiGet) ignore both.
+  const Slice* iterate_lower_bound = nullptr;
+  const Slice* iterate_upper_bound = nullptr;
 };
 
 struct WriteOptions {

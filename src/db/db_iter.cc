@@ -15,12 +15,15 @@ namespace {
 class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* ucmp, const MergeOperator* merge_operator, Statistics* stats,
-         std::unique_ptr<InternalIterator> iter, SequenceNumber sequence)
+         std::unique_ptr<InternalIterator> iter, SequenceNumber sequence, const Slice* lower,
+         const Slice* upper)
       : ucmp_(ucmp),
         merge_operator_(merge_operator),
         stats_(stats),
         iter_(std::move(iter)),
-        sequence_(sequence) {}
+        sequence_(sequence),
+        lower_(lower),
+        upper_(upper) {}
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return Slice(key_); }
@@ -29,12 +32,20 @@ class DBIter final : public Iterator {
 
   void SeekToFirst() override {
     Reset();
-    iter_->SeekToFirst();
+    if (lower_ != nullptr) {
+      SeekInternal(*lower_, sequence_);
+    } else {
+      iter_->SeekToFirst();
+    }
     FindNextUserEntry(false, Slice());
   }
   void Seek(const Slice& target) override {
     Reset();
-    SeekInternal(target, sequence_);
+    if (BelowLower(target)) {
+      SeekInternal(*lower_, sequence_);
+    } else {
+      SeekInternal(target, sequence_);
+    }
     FindNextUserEntry(false, Slice());
   }
   void Next() override {
@@ -47,15 +58,23 @@ class DBIter final : public Iterator {
   }
   void SeekToLast() override {
     Reset();
-    iter_->SeekToLast();
+    if (upper_ != nullptr) {
+      SeekBeforeUpper();
+    } else {
+      iter_->SeekToLast();
+    }
     BackwardResolve();
   }
   void SeekForPrev(const Slice& target) override {
     Reset();
-    // The oldest possible entry of target: everything <= it belongs to keys <= target.
-    lookup_.clear();
-    AppendInternalKey(&lookup_, target, 0, kTypeDeletion);
-    iter_->SeekForPrev(lookup_);
+    if (AtOrAboveUpper(target)) {
+      SeekBeforeUpper();
+    } else {
+      // The oldest possible entry of target: everything <= it belongs to keys <= target.
+      lookup_.clear();
+      AppendInternalKey(&lookup_, target, 0, kTypeDeletion);
+      iter_->SeekForPrev(lookup_);
+    }
     BackwardResolve();
   }
   void Prev() override {
@@ -71,6 +90,20 @@ class DBIter final : public Iterator {
     valid_ = false;
     at_current_entry_ = false;
     status_ = Status::OK();
+  }
+
+  bool BelowLower(const Slice& user_key) const {
+    return lower_ != nullptr && ucmp_->Compare(user_key, *lower_) < 0;
+  }
+  bool AtOrAboveUpper(const Slice& user_key) const {
+    return upper_ != nullptr && ucmp_->Compare(user_key, *upper_) >= 0;
+  }
+  // To the last entry of a user key below the upper bound: the newest possible entry of the
+  // bound sorts before every entry of it.
+  void SeekBeforeUpper() {
+    lookup_.clear();
+    AppendInternalKey(&lookup_, *upper_, kMaxSequenceNumber, kValueTypeForSeek);
+    iter_->SeekForPrev(lookup_);
   }
 
   void SeekInternal(const Slice& user_key, SequenceNumber seq) {
@@ -120,6 +153,7 @@ class DBIter final : public Iterator {
     for (; iter_->Valid(); iter_->Next()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
+      if (AtOrAboveUpper(ikey.user_key)) return;  // past the range: nothing more to show
       if (ikey.sequence > sequence_ || (skipping && ucmp_->Compare(ikey.user_key, skip) <= 0)) {
         PerfCount(&PerfContext::internal_key_skipped_count);
         continue;
@@ -216,6 +250,7 @@ class DBIter final : public Iterator {
     while (iter_->Valid()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
+      if (BelowLower(ikey.user_key)) return;  // before the range: nothing more to show
       std::string user_key(ikey.user_key.data(), ikey.user_key.size());
       if (ResolveKey(user_key)) {
         valid_ = true;
@@ -234,6 +269,8 @@ class DBIter final : public Iterator {
   Statistics* const stats_;
   const std::unique_ptr<InternalIterator> iter_;
   const SequenceNumber sequence_;
+  const Slice* const lower_;  // ReadOptions::iterate_lower_bound / upper_bound (may be null)
+  const Slice* const upper_;
 
   bool valid_ = false;
   bool at_current_entry_ = false;  // iter_ is at the entry key_/value_ came from
@@ -267,9 +304,10 @@ class ErrorIterator final : public Iterator {
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         const MergeOperator* merge_operator, Statistics* stats,
                                         std::unique_ptr<InternalIterator> internal,
-                                        SequenceNumber sequence) {
+                                        SequenceNumber sequence, const Slice* lower_bound,
+                                        const Slice* upper_bound) {
   return std::make_unique<DBIter>(user_comparator, merge_operator, stats, std::move(internal),
-                                  sequence);
+                                  sequence, lower_bound, upper_bound);
 }
 
 std::unique_ptr<Iterator> NewErrorIterator(const Status& status) {

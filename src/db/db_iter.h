@@ -20,10 +20,13 @@ namespace shale {
 
 class Statistics;
 
+// lower_bound / upper_bound (may be null; they must outlive the iterator): only user keys in
+// [lower, upper) are shown (ReadOptions::iterate_lower_bound / iterate_upper_bound).
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         const MergeOperator* merge_operator, Statistics* stats,
                                         std::unique_ptr<InternalIterator> internal,
-                                        SequenceNumber sequence);
+                                        SequenceNumber sequence, const Slice* lower_bound = nullptr,
+                                        const Slice* upper_bound = nullptr);
 
 // An iterator that is never valid and reports status.
 std::unique_ptr<Iterator> NewErrorIterator(const Status& status);

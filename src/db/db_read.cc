@@ -346,13 +346,20 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
   SequenceNumber seq = 0;
   s = ReadSequence(options, &seq);
   if (!s.ok()) return NewErrorIterator(s);
+  const Comparator* ucmp = sv->cfd->options.comparator;
+  if (options.iterate_lower_bound != nullptr && options.iterate_upper_bound != nullptr &&
+      ucmp->Compare(*options.iterate_lower_bound, *options.iterate_upper_bound) > 0) {
+    return NewErrorIterator(
+        Status::InvalidArgument("iterate_lower_bound is above iterate_upper_bound"));
+  }
   std::vector<std::unique_ptr<InternalIterator>> children;
   children.push_back(sv->mem->NewIterator());
   for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
   sv->current->AddIterators(options, &children);
   const ColumnFamilyData& family = *sv->cfd;
   auto iter = NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
-                            NewMergingIterator(&family.icmp, std::move(children)), seq);
+                            NewMergingIterator(&family.icmp, std::move(children)), seq,
+                            options.iterate_lower_bound, options.iterate_upper_bound);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
   live_iterators_.fetch_add(1, std::memory_order_relaxed);

@@ -15,24 +15,24 @@ class LevelIterator final : public InternalIterator {
 
   bool Valid() const override { return file_iter_ != nullptr && file_iter_->Valid(); }
   void SeekToFirst() override {
-    OpenFile(0);
+    OpenFileForward(0);
     if (file_iter_ != nullptr) file_iter_->SeekToFirst();
     SkipForward();
   }
   void SeekToLast() override {
-    OpenFile(files_.size() - 1);
+    OpenFileBackward(files_.size() - 1);
     if (file_iter_ != nullptr) file_iter_->SeekToLast();
     SkipBackward();
   }
   void Seek(const Slice& target) override {
-    OpenFile(FindFile(target));
+    OpenFileForward(FindFile(target));
     if (file_iter_ != nullptr) file_iter_->Seek(target);
     SkipForward();
   }
   void SeekForPrev(const Slice& target) override {
     size_t i = FindFile(target);
     if (i >= files_.size()) i = files_.size() - 1;
-    OpenFile(i);
+    OpenFileBackward(i);
     if (file_iter_ != nullptr) file_iter_->SeekForPrev(target);
     SkipBackward();
   }
@@ -71,6 +71,25 @@ class LevelIterator final : public InternalIterator {
     index_ = i;
     file_iter_ = table_cache_->NewIterator(options_, files_[i]->number, files_[i]->file_size);
   }
+  // OpenFile, unless the scan going forward (backward) has passed the upper (lower) bound at
+  // file i: every key of it is >= the upper bound (< the lower one). Then the iterator is
+  // invalid, and the file is not opened.
+  void OpenFileForward(size_t i) {
+    const Slice* upper = options_.iterate_upper_bound;
+    if (i < files_.size() && upper != nullptr &&
+        icmp_->user_comparator()->Compare(ExtractUserKey(files_[i]->smallest), *upper) >= 0) {
+      i = files_.size();
+    }
+    OpenFile(i);
+  }
+  void OpenFileBackward(size_t i) {
+    const Slice* lower = options_.iterate_lower_bound;
+    if (i < files_.size() && lower != nullptr &&
+        icmp_->user_comparator()->Compare(ExtractUserKey(files_[i]->largest), *lower) < 0) {
+      i = files_.size();
+    }
+    OpenFile(i);
+  }
   void CloseFile() {
     if (file_iter_ != nullptr && !file_iter_->status().ok() && status_.ok()) {
       status_ = file_iter_->status();
@@ -82,7 +101,7 @@ class LevelIterator final : public InternalIterator {
     while (file_iter_ != nullptr && !file_iter_->Valid()) {
       if (!file_iter_->status().ok()) return;  // stop on an error: status() reports it
       const size_t next = index_ + 1;
-      OpenFile(next);
+      OpenFileForward(next);
       if (file_iter_ != nullptr) file_iter_->SeekToFirst();
     }
   }
@@ -93,7 +112,7 @@ class LevelIterator final : public InternalIterator {
         CloseFile();
         return;
       }
-      OpenFile(index_ - 1);
+      OpenFileBackward(index_ - 1);
       if (file_iter_ != nullptr) file_iter_->SeekToLast();
     }
   }

@@ -224,8 +224,19 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
 void Version::AddIterators(const ReadOptions& options,
                            std::vector<std::unique_ptr<InternalIterator>>* iters) const {
   TableCache* tc = table_cache_;
-  for (const auto& f : files_[0])
+  const Comparator* ucmp = icmp_->user_comparator();
+  for (const auto& f : files_[0]) {
+    // An L0 table whose keys all lie outside the iterator's bounds is not opened.
+    if (options.iterate_upper_bound != nullptr &&
+        ucmp->Compare(ExtractUserKey(f->smallest), *options.iterate_upper_bound) >= 0) {
+      continue;
+    }
+    if (options.iterate_lower_bound != nullptr &&
+        ucmp->Compare(ExtractUserKey(f->largest), *options.iterate_lower_bound) < 0) {
+      continue;
+    }
     iters->push_back(tc->NewIterator(options, f->number, f->file_size));
+  }
   for (int level = 1; level < num_levels(); level++) {
     if (files_[level].empty()) continue;
     iters->push_back(NewLevelIterator(tc, options, icmp_, files_[level]));

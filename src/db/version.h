@@ -60,7 +60,8 @@ class Version {
   // Advances k's path through the tree to the next file whose key range holds k's user key
   // (null: none left).
   const FileMetaData* NextCandidate(MultiGetKey* k) const;
-  // One iterator per L0 file and one concatenating iterator per deeper non-empty level.
+  // One iterator per L0 file and one concatenating iterator per deeper non-empty level; L0
+  // files wholly outside options' iterator bounds are left out.
   void AddIterators(const ReadOptions& options,
                     std::vector<std::unique_ptr<InternalIterator>>* iters) const;
   // Files of level whose user-key range meets [begin, end] (null: unbounded).
