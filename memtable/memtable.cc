@@ -114,7 +114,7 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const S
   SHALE_ASSERT(p + value_ref_size == buf + encoded_len);
   table_.Insert(buf);
   num_entries_.fetch_add(1, std::memory_order_relaxed);
-  if (type == kTypeDeletion) num_deletes_.fetch_add(1, std::memory_order_relaxed);
+  if (IsDeletion(type)) num_deletes_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void MemTable::PinInto(Cleanable* target) {

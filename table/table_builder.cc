@@ -48,7 +48,7 @@ Status TableBuilder::Add(const Slice& key, const Slice& value) {
   props_.num_entries++;
   props_.raw_key_size += key.size();
   props_.raw_value_size += value.size();
-  if (parsed.type == kTypeDeletion) props_.num_deletions++;
+  if (IsDeletion(parsed.type)) props_.num_deletions++;
   if (parsed.type == kTypeMerge) props_.num_merge_operands++;
   props_.smallest_seqno = std::min(props_.smallest_seqno, parsed.sequence);
   props_.largest_seqno = std::max(props_.largest_seqno, parsed.sequence);

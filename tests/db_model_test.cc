@@ -96,6 +96,14 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
     // A small key space so that overwrites, deletes and merges hit existing keys.
     return "key" + std::to_string(rnd->Uniform(rnd->OneIn(10) ? 1000 : 60));
   }
+  // A key to read, seek to or bound an iterator with: one time in eight a single-delete key.
+  std::string RandomReadKey(Random* rnd) {
+    return rnd->OneIn(8) ? SingleDeleteKey(rnd) : RandomKey(rnd);
+  }
+  // Keys written only by Put (while absent) and SingleDelete (while present).
+  static std::string SingleDeleteKey(Random* rnd) {
+    return "sd" + std::to_string(rnd->Uniform(40));
+  }
   // A value or operand that starts with name (unique per operation) and one time in eight is
   // padded to 200..700 bytes so that values and operands are stored
   // both inside memtable entries and out of line (MemTable::kMaxInlineValue is 256).
@@ -176,17 +184,40 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
     }
   }
 
-  // Seeks and steps an iterator randomly, comparing with the model at every position.
-  void CheckIterator(Random* rnd, const Model& model, const Snapshot* snap, ColumnFamilyHandle* cf);
+  // Seeks and steps an iterator, bounded or not, randomly, comparing with the model at every
+  // position.
+  void CheckIterator(Random* rnd, const Model& full_model, const Snapshot* snap,
+                     ColumnFamilyHandle* cf);
 
   // The non-default families' handles, by name.
   std::map<std::string, std::unique_ptr<ColumnFamilyHandle>> handles_;
 };
 
-void DBModelTest::CheckIterator(Random* rnd, const Model& model, const Snapshot* snap,
+void DBModelTest::CheckIterator(Random* rnd, const Model& full_model, const Snapshot* snap,
                                 ColumnFamilyHandle* cf) {
   ReadOptions ro;
   ro.snapshot = snap;
+  // Half the iterators are bounded (a lower bound, an upper one or both, keys that may or may
+  // not exist); the model then holds only the keys within the bounds.
+  std::string lower_key, upper_key;
+  Slice lower, upper;
+  Model bounded_model;
+  const Model* model_ptr = &full_model;
+  if (rnd->OneIn(2)) {
+    const uint64_t sides = 1 + rnd->Uniform(3);  // 1: lower, 2: upper, 3: both
+    lower_key = RandomReadKey(rnd);
+    upper_key = RandomReadKey(rnd);
+    if (sides == 3 && upper_key < lower_key) std::swap(lower_key, upper_key);
+    lower = Slice(lower_key);
+    upper = Slice(upper_key);
+    if (sides & 1) ro.iterate_lower_bound = &lower;
+    if (sides & 2) ro.iterate_upper_bound = &upper;
+    auto from = (sides & 1) ? full_model.lower_bound(lower_key) : full_model.begin();
+    auto to = (sides & 2) ? full_model.lower_bound(upper_key) : full_model.end();
+    bounded_model = Model(from, to);
+    model_ptr = &bounded_model;
+  }
+  const Model& model = *model_ptr;
   std::unique_ptr<Iterator> it = cf != nullptr ? db_->NewIterator(ro, cf) : db_->NewIterator(ro);
   std::optional<Model::const_iterator> pos;  // model position; nullopt = invalid
   auto check = [&](const char* op) {
@@ -202,7 +233,7 @@ void DBModelTest::CheckIterator(Random* rnd, const Model& model, const Snapshot*
     int choice = static_cast<int>(rnd->Uniform(6));
     bool model_valid = pos.has_value() && *pos != model.end();
     if (!model_valid && (choice == 4 || choice == 5)) choice = static_cast<int>(rnd->Uniform(4));
-    std::string target = RandomKey(rnd);
+    std::string target = RandomReadKey(rnd);
     switch (choice) {
       case 0:
         it->SeekToFirst();
@@ -295,7 +326,21 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     const std::string family = PickFamily(&rnd, models);
     Model& model = models[family];
     ColumnFamilyHandle* cf = HandleFor(&rnd, family);
-    if (kind < 30) {
+    if (kind < 6) {
+      // SingleDelete as its contract allows: keys "sd*" are only ever Put while absent and
+      // SingleDeleted while present (one Put since the last SingleDelete, no Merge).
+      const std::string sd_key = SingleDeleteKey(&rnd);
+      Status s;
+      if (model.count(sd_key) == 0) {
+        const std::string value = RandomValue(&rnd, "s" + std::to_string(op));
+        s = cf != nullptr ? db_->Put(wo, cf, sd_key, value) : db_->Put(wo, sd_key, value);
+        model[sd_key] = value;
+      } else {
+        s = cf != nullptr ? db_->SingleDelete(wo, cf, sd_key) : db_->SingleDelete(wo, sd_key);
+        model.erase(sd_key);
+      }
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    } else if (kind < 30) {
       std::string value = RandomValue(&rnd, "v" + std::to_string(op));
       Status ps = cf != nullptr ? db_->Put(wo, cf, key, value) : db_->Put(wo, key, value);
       ASSERT_TRUE(ps.ok()) << ps.ToString();
@@ -322,6 +367,19 @@ void DBModelTest::Run(uint64_t seed, int ops) {
         const std::string f = PickFamily(&rnd, models);
         ColumnFamilyHandle* h = HandleFor(&rnd, f);
         Model& m = next[f];
+        if (rnd.OneIn(5)) {
+          // A Put or SingleDelete of a single-delete key (as above), by the state the batch
+          // leaves it in so far.
+          k = SingleDeleteKey(&rnd);
+          if (m.count(k) == 0) {
+            ASSERT_TRUE(batch.Put(h, k, "bs" + std::to_string(op)).ok());
+            m[k] = "bs" + std::to_string(op);
+          } else {
+            ASSERT_TRUE(batch.SingleDelete(h, k).ok());
+            m.erase(k);
+          }
+          continue;
+        }
         switch (rnd.Uniform(set.merge_operator ? 3 : 2)) {
           case 0:
             ASSERT_TRUE(batch.Put(h, k, "b" + std::to_string(op) + "." + std::to_string(i)).ok());
@@ -340,13 +398,14 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       ASSERT_TRUE(db_->Write(wo, &batch).ok());
       models = std::move(next);
     } else if (kind < 74) {
+      const std::string read_key = rnd.OneIn(4) ? SingleDeleteKey(&rnd) : key;
       if (cf != nullptr) {
         std::string v;
-        Status gs = db_->Get(ReadOptions(), cf, key, &v);
+        Status gs = db_->Get(ReadOptions(), cf, read_key, &v);
         ASSERT_TRUE(gs.ok() || gs.IsNotFound()) << gs.ToString();
-        ASSERT_EQ(gs.ok() ? v : "NOT_FOUND", ModelGet(model, key)) << "op " << op;
+        ASSERT_EQ(gs.ok() ? v : "NOT_FOUND", ModelGet(model, read_key)) << "op " << op;
       } else {
-        ASSERT_EQ(Get(key), ModelGet(model, key)) << "op " << op;
+        ASSERT_EQ(Get(read_key), ModelGet(model, read_key)) << "op " << op;
       }
     } else if (kind < 78) {
       // Merge operands, oldest first (a base value is the first), against the model's value,
@@ -395,7 +454,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       int n = 1 + static_cast<int>(rnd.Uniform(10));
       const bool mixed = rnd.OneIn(2);
       for (int i = 0; i < n; i++) {
-        keys_storage.push_back(RandomKey(&rnd));
+        keys_storage.push_back(RandomReadKey(&rnd));
         key_families.push_back(mixed ? PickFamily(&rnd, models) : family);
       }
       for (const auto& k : keys_storage) keys.emplace_back(k);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "memtable/memtable.h"
+#include "shale/column_family.h"
 #include "shale/comparator.h"
 #include "src/db/write_batch_internal.h"
 #include "src/util/coding.h"
@@ -27,6 +28,10 @@ class Printer : public WriteBatch::Handler {
   }
   Status Merge(const Slice& k, const Slice& v) override {
     out += "Merge(" + k.ToString() + "," + v.ToString() + ")";
+    return Status::OK();
+  }
+  Status SingleDelete(const Slice& k) override {
+    out += "SingleDelete(" + k.ToString() + ")";
     return Status::OK();
   }
   std::string out;
@@ -93,6 +98,39 @@ TEST(WriteBatchTest, EncodingIsTheDocumentedFormat) {
   PutLengthPrefixedSlice(&expected, "d");
   EXPECT_EQ(b.Data(), expected);
   EXPECT_EQ(WriteBatchInternal::Sequence(&b), 0x0102030405060708ull);
+}
+
+// SingleDelete records: 0x7 for the default family, 0x8 with a family id (RocksDB's bytes).
+TEST(WriteBatchTest, SingleDeleteEncoding) {
+  class Family final : public ColumnFamilyHandle {
+   public:
+    const std::string& GetName() const override { return name_; }
+    uint32_t GetID() const override { return 3; }
+    const Comparator* GetComparator() const override { return BytewiseComparator(); }
+
+   private:
+    std::string name_ = "f";
+  } family;
+  WriteBatch b;
+  ASSERT_TRUE(b.SingleDelete("s").ok());
+  ASSERT_TRUE(b.SingleDelete(&family, "t").ok());
+  std::string expected;
+  PutFixed64(&expected, 0);
+  PutFixed32(&expected, 2);
+  expected += '\x07';
+  PutLengthPrefixedSlice(&expected, "s");
+  expected += '\x08';
+  PutVarint32(&expected, 3);
+  PutLengthPrefixedSlice(&expected, "t");
+  EXPECT_EQ(b.Data(), expected);
+  EXPECT_EQ(Print(b), "SingleDelete(s)ERROR:Invalid argument: column family 3 does not exist");
+  WriteBatch copy;
+  ASSERT_TRUE(WriteBatchInternal::SetContents(&copy, b.Data()).ok());
+  EXPECT_TRUE(WriteBatchInternal::Validate(&copy, [](uint32_t id) { return id == 3; }).ok());
+  // A truncated single deletion is Corruption.
+  ASSERT_TRUE(
+      WriteBatchInternal::SetContents(&copy, Slice(b.Data().data(), b.Data().size() - 1)).ok());
+  EXPECT_TRUE(WriteBatchInternal::Validate(&copy).IsCorruption());
 }
 
 TEST(WriteBatchTest, AppendConcatenates) {

@@ -165,6 +165,10 @@ class BatchPrinter : public WriteBatch::Handler {
     std::printf(" MERGE(%s) : %s", Show(key, hex_).c_str(), Show(operand, hex_).c_str());
     return Status::OK();
   }
+  Status SingleDelete(const Slice& key) override {
+    std::printf(" SINGLE_DELETE(%s)", Show(key, hex_).c_str());
+    return Status::OK();
+  }
   // Records of another family than the default one name it.
   Status PutCF(uint32_t family, const Slice& key, const Slice& value) override {
     if (family == 0) return Put(key, value);
@@ -180,6 +184,11 @@ class BatchPrinter : public WriteBatch::Handler {
     if (family == 0) return Merge(key, operand);
     std::printf(" MERGE(cf %u, %s) : %s", family, Show(key, hex_).c_str(),
                 Show(operand, hex_).c_str());
+    return Status::OK();
+  }
+  Status SingleDeleteCF(uint32_t family, const Slice& key) override {
+    if (family == 0) return SingleDelete(key);
+    std::printf(" SINGLE_DELETE(cf %u, %s)", family, Show(key, hex_).c_str());
     return Status::OK();
   }
 

@@ -9,7 +9,8 @@
 // each key has one writer and its history is a sequence of versions. A value is its version as
 // 8 little-endian bytes, then bytes derived from (key, version): any wrong or torn value shows.
 // Merges go through an operator that adds its operands to the version and rederives the bytes,
-// so a merge is one more version too.
+// so a merge is one more version too. Keys with key % 8 == 7 are written by Put and
+// SingleDelete only, as SingleDelete's contract asks: Put while deleted, SingleDelete while live.
 //
 // Expected-state file (mmap'ed, shared with the killed process through the page cache):
 //   header: magic "SHSTRESS" (8 bytes), max_key (8), value_size (8)
@@ -229,7 +230,7 @@ class ExpectedState {
 };
 
 struct Counters {
-  std::atomic<uint64_t> writes{0}, syncs{0}, batches{0}, merges{0}, deletes{0};
+  std::atomic<uint64_t> writes{0}, syncs{0}, batches{0}, merges{0}, deletes{0}, single_deletes{0};
   std::atomic<uint64_t> gets{0}, multigets{0}, scans{0}, failures{0}, compact_ranges{0};
 };
 
@@ -395,12 +396,13 @@ class Stress {
     for (size_t i = FLAGS_writers; i < threads.size(); i++) threads[i].join();
     running_ = false;
     std::printf(
-        "ran: %lu writes (%lu synced, %lu in batches, %lu merges, %lu deletes), %lu gets, "
-        "%lu multigets, %lu scans, %lu CompactRange calls, %lu failed checks\n",
+        "ran: %lu writes (%lu synced, %lu in batches, %lu merges, %lu deletes, %lu single "
+        "deletes), %lu gets, %lu multigets, %lu scans, %lu CompactRange calls, %lu failed "
+        "checks\n",
         counters_.writes.load(), counters_.syncs.load(), counters_.batches.load(),
-        counters_.merges.load(), counters_.deletes.load(), counters_.gets.load(),
-        counters_.multigets.load(), counters_.scans.load(), counters_.compact_ranges.load(),
-        counters_.failures.load());
+        counters_.merges.load(), counters_.deletes.load(), counters_.single_deletes.load(),
+        counters_.gets.load(), counters_.multigets.load(), counters_.scans.load(),
+        counters_.compact_ranges.load(), counters_.failures.load());
   }
 
   uint64_t failures() const { return counters_.failures.load(); }
@@ -477,7 +479,19 @@ class Stress {
         const uint64_t choice = rnd.Uniform(100);
         Status s;
         // The same record in every family.
-        if (choice < 15) {
+        if (k % 8 == 7 && !IsDeleted(cur)) {
+          next[i] = State(version, true);
+          for (ColumnFamilyHandle* f : families_) {
+            if (s.ok()) s = batch.SingleDelete(f, key);
+          }
+          counters_.single_deletes++;
+        } else if (k % 8 == 7) {
+          next[i] = State(version, false);
+          const std::string value = ValueOf(key, version, value_size_);
+          for (ColumnFamilyHandle* f : families_) {
+            if (s.ok()) s = batch.Put(f, key, value);
+          }
+        } else if (choice < 15) {
           next[i] = State(version, true);
           for (ColumnFamilyHandle* f : families_) {
             if (s.ok()) s = batch.Delete(f, key);

@@ -37,6 +37,8 @@ const char* TypeName(ValueType t) {
       return "0";
     case kTypeMerge:
       return "2";
+    case kTypeSingleDeletion:
+      return "7";
   }
   return "?";
 }

@@ -106,6 +106,16 @@ class DB {
                         const Slice& key) = 0;
   virtual Status Merge(const WriteOptions& options, ColumnFamilyHandle* column_family,
                        const Slice& key, const Slice& operand) = 0;
+  // Deletes key where its value was written by one Put since the key's last SingleDelete (or
+  // ever), with no Merge and no other Put since: compaction then drops the deletion and that
+  // value together when they meet, instead of carrying a tombstone down to the last level.
+  // Reads see the key as deleted, as after Delete. Misuse (a SingleDelete after two Puts of
+  // the key, or after a Merge) is not detected: reads see the key deleted at first, and once
+  // a compaction has dropped the deletion with the newest value, an older value of the key
+  // may show again (docs/architecture.md, "SingleDelete"). Use Delete when unsure.
+  virtual Status SingleDelete(const WriteOptions& options, const Slice& key) = 0;
+  virtual Status SingleDelete(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                              const Slice& key) = 0;
   // Applies batch atomically. The batch is not modified.
   virtual Status Write(const WriteOptions& options, WriteBatch* batch) = 0;
 

@@ -5,8 +5,9 @@
 //   record := kTypeValue    varstring(key) varstring(value)
 //           | kTypeDeletion varstring(key)
 //           | kTypeMerge    varstring(key) varstring(operand)
-//           | the same three with a column family id: 0x5 (value), 0x4 (deletion) or
-//             0x6 (merge), then family:varint32, then the fields above
+//           | kTypeSingleDeletion (0x7) varstring(key)
+//           | the same four with a column family id: 0x5 (value), 0x4 (deletion),
+//             0x6 (merge) or 0x8 (single deletion), then family:varint32, then the fields above
 //   varstring := length:varint32 bytes
 // Records of the default family (id 0) are written without an id.
 //
@@ -38,6 +39,10 @@ class WriteBatch {
     virtual Status PutCF(uint32_t column_family_id, const Slice& key, const Slice& value);
     virtual Status DeleteCF(uint32_t column_family_id, const Slice& key);
     virtual Status MergeCF(uint32_t column_family_id, const Slice& key, const Slice& operand);
+    // SingleDelete records. By default SingleDelete returns NotSupported (a handler written
+    // before them stops instead of dropping one), and SingleDeleteCF acts as the others.
+    virtual Status SingleDelete(const Slice& key);
+    virtual Status SingleDeleteCF(uint32_t column_family_id, const Slice& key);
   };
 
   WriteBatch();
@@ -56,6 +61,10 @@ class WriteBatch {
   Status Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value);
   Status Delete(ColumnFamilyHandle* column_family, const Slice& key);
   Status Merge(ColumnFamilyHandle* column_family, const Slice& key, const Slice& operand);
+  // Deletes the value written to key by the one Put since its last SingleDelete (see
+  // DB::SingleDelete for the contract).
+  Status SingleDelete(const Slice& key);
+  Status SingleDelete(ColumnFamilyHandle* column_family, const Slice& key);
 
   void Clear();
   // Number of records.
@@ -72,8 +81,8 @@ class WriteBatch {
 
  private:
   friend class WriteBatchInternal;
-  // Appends one record of family id (after the size checks). type: kTypeValue, kTypeDeletion
-  // or kTypeMerge.
+  // Appends one record of family id (after the size checks). type: kTypeValue, kTypeDeletion,
+  // kTypeMerge or kTypeSingleDeletion.
   Status Add(uint8_t type, uint32_t column_family_id, const Slice& key, const Slice* value);
 
   std::string rep_;

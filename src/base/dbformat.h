@@ -23,11 +23,15 @@ enum ValueType : uint8_t {
   kTypeDeletion = 0x0,
   kTypeValue = 0x1,
   kTypeMerge = 0x2,
-  // 0x3.. reserved (range deletion).
+  // 0x3-0x6 reserved (RocksDB's bytes: log data, and the batch forms with a family id).
+  // Deletes the one value written before it (DB::SingleDelete); compaction drops the pair.
+  kTypeSingleDeletion = 0x7,
 };
 // The largest type: a lookup key with it sorts before every entry with the same sequence.
-constexpr ValueType kValueTypeForSeek = kTypeMerge;
-inline bool IsKnownValueType(uint8_t t) { return t <= kTypeMerge; }
+constexpr ValueType kValueTypeForSeek = kTypeSingleDeletion;
+inline bool IsKnownValueType(uint8_t t) { return t <= kTypeMerge || t == kTypeSingleDeletion; }
+// A point deletion of either kind: readers see the key as deleted from here down.
+inline bool IsDeletion(ValueType t) { return t == kTypeDeletion || t == kTypeSingleDeletion; }
 
 // Sequence numbers use the top 56 bits of the tag.
 constexpr SequenceNumber kMaxSequenceNumber = (uint64_t{1} << 56) - 1;

@@ -71,6 +71,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
         state_ = State::kFound;
         return false;
       case kTypeDeletion:
+      case kTypeSingleDeletion:
         state_ = operand_count_ == 0 ? State::kDeleted : State::kFound;
         return false;
       case kTypeMerge:
@@ -103,6 +104,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
       }
       return false;
     case kTypeDeletion:
+    case kTypeSingleDeletion:
       if (state_ == State::kMerge) {
         ResolveMerge(nullptr);
       } else {

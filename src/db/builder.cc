@@ -49,12 +49,15 @@ Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderO
       const bool merges = std::any_of(group.begin(), group.end(), [](const RawEntry& e) {
         return e.parsed.type == kTypeMerge;
       });
+      const bool single_deletes = std::any_of(group.begin(), group.end(), [](const RawEntry& e) {
+        return e.parsed.type == kTypeSingleDeletion;
+      });
       if (group.size() == 1 || merges) {
         // Merge operands are left for compactions to merge.
         for (const RawEntry& e : group) {
           if (s.ok()) add(e.key, e.value);
         }
-      } else if (filter->snapshots->empty()) {
+      } else if (filter->snapshots->empty() && !single_deletes) {
         add(group[0].key, group[0].value);  // the newest value or deletion hides the rest
       } else {
         entries.clear();
@@ -86,6 +89,12 @@ Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderO
     if (s.ok()) decide();
   }
   if (s.ok()) s = iter->status();
+  if (s.ok() && meta->smallest.empty()) {
+    // Every entry was dropped (single deletions that met their values): no table.
+    builder.Abandon();
+    file.reset();
+    return fs->DeleteFile(name);
+  }
   if (s.ok()) s = builder.Finish();
   if (s.ok()) s = file->Sync();
   if (s.ok()) s = file->Close();

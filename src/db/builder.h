@@ -20,8 +20,9 @@ namespace shale {
 
 // What a flush drops: the versions of a user key that no reader can see, given the live
 // snapshots (ascending) — those under a newer value or deletion in the same snapshot stripe
-// (CompactKeyEntries' rules; deletions stay, as older data may lie below). A key with merge
-// operands keeps all its entries: compactions merge them.
+// (CompactKeyEntries' rules; deletions stay, as older data may lie below), and a single
+// deletion with the value under it. A key with merge operands keeps all its entries:
+// compactions merge them. When nothing is left no table is written (meta->file_size 0).
 struct FlushFilter {
   const std::vector<SequenceNumber>* snapshots;
 };

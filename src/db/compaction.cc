@@ -96,7 +96,36 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
     const SequenceNumber stripe = StripeOf(e[i].sequence, snapshots);
     size_t end = i;
     while (end < n && StripeOf(e[end].sequence, snapshots) == stripe) end++;
-    // [i, end) is one stripe, newest first.
+    // [i, end) is one stripe, newest first. A SingleDelete and the value right under it in the
+    // stripe cancel out (no snapshot between them: no reader can see the value without the
+    // deletion). A SingleDelete over anything else stays and hides nothing here, since it
+    // cancels only one value: what follows it is decided as the stripe's head.
+    while (i < end && e[i].type == kTypeSingleDeletion) {
+      if (i + 1 < end && e[i + 1].type == kTypeValue) {
+        i += 2;
+        continue;
+      }
+      const bool drop_tombstone = i + 1 == n && stripe == earliest && none_below();
+      if (!drop_tombstone) out->push_back(std::move(e[i]));
+      i++;
+    }
+    if (i == end) continue;
+    // Under a value, the stripe's older entries are hidden, but a SingleDelete among them may
+    // be the one that cancels an older value of the key further down (in an older stripe or a
+    // deeper level): if it went, a later SingleDelete cancelling this value would bring that
+    // one back. Such single deletions stay, under the value; those that cancel with the value
+    // right under them go with it, as do the rest.
+    auto keep_single_deletes_under_value = [&](size_t from) {
+      for (size_t j = from; j < end; j++) {
+        if (e[j].type != kTypeSingleDeletion) continue;
+        if (j + 1 < end && e[j + 1].type == kTypeValue) {
+          j++;
+          continue;
+        }
+        if (j + 1 == n && none_below()) continue;  // nothing older anywhere to cancel
+        out->push_back(std::move(e[j]));
+      }
+    };
     size_t k = i;
     while (k < end && e[k].type == kTypeMerge) k++;
     if (k == i) {
@@ -104,6 +133,7 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
       const bool drop_tombstone =
           e[i].type == kTypeDeletion && stripe == earliest && end == n && none_below();
       if (!drop_tombstone) out->push_back(std::move(e[i]));
+      if (e[i].type == kTypeValue) keep_single_deletes_under_value(i + 1);
     } else {
       // Operands [i, k), then maybe a base or deletion at k.
       const bool base_here = k < end;
@@ -118,6 +148,7 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
         std::string result;
         if (FullMerge(merge_operator, user_key, base, operands, &result, stats).ok()) {
           emit(kTypeValue, e[i].sequence, std::move(result));
+          keep_single_deletes_under_value(k + 1);
           merged = true;
         }
       }
@@ -135,7 +166,10 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
       if (!merged) {
         for (size_t j = i; j < k; j++) out->push_back(std::move(e[j]));
         // The base or deletion under them stays (it hides the rest of the stripe).
-        if (base_here) out->push_back(std::move(e[k]));
+        if (base_here) {
+          out->push_back(std::move(e[k]));
+          if (out->back().type == kTypeValue) keep_single_deletes_under_value(k + 1);
+        }
       }
     }
     i = end;

@@ -132,6 +132,15 @@ Status DBImpl::Put(const WriteOptions& options, ColumnFamilyHandle* column_famil
   return WriteImpl(options, &batch);
 }
 
+Status DBImpl::SingleDelete(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                            const Slice& key) {
+  if (Status s = CheckFamily(column_family); !s.ok()) return s;
+  WriteBatch batch;
+  Status s = batch.SingleDelete(column_family, key);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
+}
+
 Status DBImpl::Delete(const WriteOptions& options, ColumnFamilyHandle* column_family,
                       const Slice& key) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;

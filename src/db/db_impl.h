@@ -65,6 +65,9 @@ class DBImpl final : public DB {
 
   Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Delete(const WriteOptions& options, const Slice& key) override;
+  Status SingleDelete(const WriteOptions& options, const Slice& key) override;
+  Status SingleDelete(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                      const Slice& key) override;
   Status Merge(const WriteOptions& options, const Slice& key, const Slice& operand) override;
   Status Write(const WriteOptions& options, WriteBatch* batch) override;
 

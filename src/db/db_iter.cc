@@ -160,6 +160,7 @@ class DBIter final : public Iterator {
       }
       switch (ikey.type) {
         case kTypeDeletion:
+        case kTypeSingleDeletion:
           PerfCount(&PerfContext::internal_delete_skipped_count);
           skip_storage.assign(ikey.user_key.data(), ikey.user_key.size());
           skip = Slice(skip_storage);
@@ -230,6 +231,7 @@ class DBIter final : public Iterator {
     if (!ucmp_->Equal(ikey.user_key, user_key)) return false;
     switch (ikey.type) {
       case kTypeDeletion:
+      case kTypeSingleDeletion:
         return false;
       case kTypeValue:
         key_ = user_key;

@@ -31,6 +31,13 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
   return WriteImpl(options, &batch);
 }
 
+Status DBImpl::SingleDelete(const WriteOptions& options, const Slice& key) {
+  WriteBatch batch;
+  Status s = batch.SingleDelete(key);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);
+}
+
 Status DBImpl::Merge(const WriteOptions& options, const Slice& key, const Slice& operand) {
   if (!options_.merge_operator) return Status::InvalidArgument("Merge requires a merge_operator");
   WriteBatch batch;

@@ -3,11 +3,13 @@
 //   record    := kTypeValue:u8    varstring(key) varstring(value)
 //              | kTypeDeletion:u8 varstring(key)
 //              | kTypeMerge:u8    varstring(key) varstring(operand)
+//              | kTypeSingleDeletion:u8 varstring(key)
 //              | 0x5:u8 family:varint32 varstring(key) varstring(value)     (a family's value)
 //              | 0x4:u8 family:varint32 varstring(key)                      (its deletion)
 //              | 0x6:u8 family:varint32 varstring(key) varstring(operand)   (its merge)
+//              | 0x8:u8 family:varint32 varstring(key)                      (its single deletion)
 //   varstring := length:varint32 bytes
-// The first three type bytes are the ValueType values of src/base/dbformat.h; the family forms
+// The first four type bytes are the ValueType values of src/base/dbformat.h; the family forms
 // are RocksDB's bytes. The default family (id 0) is always written without an id. Record i of
 // a batch written at sequence s gets sequence s + i.
 #include "shale/write_batch.h"
@@ -28,6 +30,7 @@ namespace {
 constexpr uint8_t kBatchFamilyDeletion = 0x4;
 constexpr uint8_t kBatchFamilyValue = 0x5;
 constexpr uint8_t kBatchFamilyMerge = 0x6;
+constexpr uint8_t kBatchFamilySingleDeletion = 0x8;
 
 Status UnknownFamily(uint32_t id) {
   return Status::InvalidArgument("column family " + std::to_string(id) + " does not exist");
@@ -57,12 +60,14 @@ Status ReadRecord(Slice* input, ValueType* type, uint32_t* family, Slice* key, S
     case kBatchFamilyValue:
     case kBatchFamilyDeletion:
     case kBatchFamilyMerge:
+    case kBatchFamilySingleDeletion:
       if (!GetVarint32(input, family)) {
         return Status::Corruption("write batch: bad column family id");
       }
       t = t == kBatchFamilyValue      ? kTypeValue
           : t == kBatchFamilyDeletion ? kTypeDeletion
-                                      : kTypeMerge;
+          : t == kBatchFamilyMerge    ? kTypeMerge
+                                      : kTypeSingleDeletion;
       break;
     default:
       break;
@@ -75,6 +80,7 @@ Status ReadRecord(Slice* input, ValueType* type, uint32_t* family, Slice* key, S
       }
       break;
     case kTypeDeletion:
+    case kTypeSingleDeletion:
       if (!GetLengthPrefixedSlice(input, key)) {
         return Status::Corruption("write batch: bad delete record");
       }
@@ -123,7 +129,8 @@ Status WriteBatch::Add(uint8_t type, uint32_t column_family_id, const Slice& key
   } else {
     rep_.push_back(static_cast<char>(type == kTypeValue      ? kBatchFamilyValue
                                      : type == kTypeDeletion ? kBatchFamilyDeletion
-                                                             : kBatchFamilyMerge));
+                                     : type == kTypeMerge    ? kBatchFamilyMerge
+                                                             : kBatchFamilySingleDeletion));
     PutVarint32(&rep_, column_family_id);
     has_column_family_records_ = true;
   }
@@ -140,6 +147,14 @@ Status WriteBatch::Delete(const Slice& key) { return Add(kTypeDeletion, 0, key, 
 
 Status WriteBatch::Merge(const Slice& key, const Slice& operand) {
   return Add(kTypeMerge, 0, key, &operand);
+}
+
+Status WriteBatch::SingleDelete(const Slice& key) {
+  return Add(kTypeSingleDeletion, 0, key, nullptr);
+}
+
+Status WriteBatch::SingleDelete(ColumnFamilyHandle* column_family, const Slice& key) {
+  return Add(kTypeSingleDeletion, FamilyId(column_family), key, nullptr);
 }
 
 Status WriteBatch::Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
@@ -171,6 +186,15 @@ Status WriteBatch::Handler::MergeCF(uint32_t column_family_id, const Slice& key,
   return Merge(key, operand);
 }
 
+Status WriteBatch::Handler::SingleDelete(const Slice&) {
+  return Status::NotSupported("this WriteBatch::Handler does not handle SingleDelete records");
+}
+
+Status WriteBatch::Handler::SingleDeleteCF(uint32_t column_family_id, const Slice& key) {
+  if (column_family_id != 0) return UnknownFamily(column_family_id);
+  return SingleDelete(key);
+}
+
 Status WriteBatch::Iterate(Handler* handler) const {
   if (rep_.size() < WriteBatchInternal::kHeader) {
     return Status::Corruption("write batch: shorter than its header");
@@ -195,6 +219,9 @@ Status WriteBatch::Iterate(Handler* handler) const {
         break;
       case kTypeMerge:
         s = handler->MergeCF(family, key, value);
+        break;
+      case kTypeSingleDeletion:
+        s = handler->SingleDeleteCF(family, key);
         break;
     }
     if (!s.ok()) return s;
@@ -244,6 +271,7 @@ Status WriteBatchInternal::Validate(const WriteBatch* batch) {
     Status Put(const Slice&, const Slice&) override { return Status::OK(); }
     Status Delete(const Slice&) override { return Status::OK(); }
     Status Merge(const Slice&, const Slice&) override { return Status::OK(); }
+    Status SingleDelete(const Slice&) override { return Status::OK(); }
   } nop;
   return batch->Iterate(&nop);
 }
@@ -308,6 +336,7 @@ bool WriteBatchInternal::HasMerge(const WriteBatch* batch) {
     Status MergeCF(uint32_t, const Slice&, const Slice&) override {
       return Status::Aborted("found");
     }
+    Status SingleDeleteCF(uint32_t, const Slice&) override { return Status::OK(); }
   } finder;
   return batch->Iterate(&finder).IsAborted();
 }
@@ -352,6 +381,10 @@ Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber fi
     }
     Status Merge(const Slice& key, const Slice& operand) override {
       mem_->Add(seq_++, kTypeMerge, key, operand);
+      return Status::OK();
+    }
+    Status SingleDelete(const Slice& key) override {
+      mem_->Add(seq_++, kTypeSingleDeletion, key, Slice());
       return Status::OK();
     }
 

@@ -38,6 +38,12 @@ class RecordHandler : public WriteBatch::Handler {
   Status MergeCF(uint32_t id, const Slice& key, const Slice& operand) final {
     return Record(id, kTypeMerge, key, &operand);
   }
+  Status SingleDelete(const Slice& key) final {
+    return Record(0, kTypeSingleDeletion, key, nullptr);
+  }
+  Status SingleDeleteCF(uint32_t id, const Slice& key) final {
+    return Record(id, kTypeSingleDeletion, key, nullptr);
+  }
 };
 
 class WriteBatchInternal {
@@ -70,8 +76,8 @@ class WriteBatchInternal {
     return batch->has_column_family_records_;
   }
 
-  // Appends a record of type (kTypeValue, kTypeDeletion, kTypeMerge; value null for a
-  // deletion) to family id.
+  // Appends a record of type (kTypeValue, kTypeDeletion, kTypeMerge, kTypeSingleDeletion;
+  // value null for a deletion) to family id.
   static Status Add(WriteBatch* batch, ValueType type, uint32_t id, const Slice& key,
                     const Slice* value) {
     return batch->Add(static_cast<uint8_t>(type), id, key, value);
