@@ -205,4 +205,20 @@ std::unique_ptr<InternalIterator> MemTable::NewIterator() {
   return std::make_unique<MemTableIterator>(&table_);
 }
 
+void MemTable::CountRange(const Slice& start, const Slice& limit, uint64_t* count,
+                          uint64_t* bytes) {
+  *count = 0;
+  *bytes = 0;
+  const Comparator* ucmp = comparator_.user_comparator();
+  std::string seek;
+  AppendInternalKey(&seek, start, kMaxSequenceNumber, kValueTypeForSeek);
+  MemTableIterator it(&table_);
+  for (it.Seek(seek); it.Valid(); it.Next()) {
+    const Slice key = it.key();
+    if (ucmp->Compare(ExtractUserKey(key), limit) >= 0) break;
+    (*count)++;
+    *bytes += key.size() + it.value().size();
+  }
+}
+
 }  // namespace shale

@@ -65,6 +65,9 @@ class MemTable {
 
   // An iterator over internal keys. The memtable must outlive it (hold a Ref).
   std::unique_ptr<InternalIterator> NewIterator();
+  // Entries (every version) with user keys in [start, limit), and their key and value bytes:
+  // exact, by walking them.
+  void CountRange(const Slice& start, const Slice& limit, uint64_t* count, uint64_t* bytes);
 
   size_t ApproximateMemoryUsage() const {
     return arena_.MemoryUsage() + value_arena_.MemoryUsage();

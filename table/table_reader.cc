@@ -409,6 +409,18 @@ std::unique_ptr<InternalIterator> TableReader::NewIndexIterator() const {
   return index_block_->NewIterator(options_.comparator);
 }
 
+uint64_t TableReader::ApproximateOffsetOf(const Slice& internal_key) const {
+  auto index = NewIndexIterator();
+  index->Seek(internal_key);
+  if (index->Valid()) {
+    Slice v = index->value();
+    BlockHandle handle;
+    if (handle.DecodeFrom(&v).ok()) return handle.offset();
+  }
+  // Past the last block (or an index entry that does not decode): the end of the data.
+  return std::min(properties_.data_size, file_size_);
+}
+
 Status TableReader::ApproximateKeyAnchors(size_t max_anchors,
                                           std::vector<KeyAnchor>* anchors) const {
   SHALE_ASSERT(max_anchors > 0);

@@ -115,6 +115,9 @@ class TableReader {
 
   // False only when the filter rules user_key out.
   bool KeyMayMatch(const Slice& user_key) const;
+  // The file offset where entries >= internal_key start: the offset of the data block that
+  // could hold it (from the index), or the end of the data blocks when every key is smaller.
+  uint64_t ApproximateOffsetOf(const Slice& internal_key) const;
   const TableProperties& properties() const { return properties_; }
   uint64_t file_size() const { return file_size_; }
   const std::string& file_name() const { return options_.file_name; }

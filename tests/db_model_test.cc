@@ -407,6 +407,17 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       } else {
         ASSERT_EQ(Get(read_key), ModelGet(model, read_key)) << "op " << op;
       }
+      // KeyMayExist never rules out a key that has a value, and a value it finds is the value.
+      std::string may_value;
+      bool value_found = false;
+      const bool may =
+          db_->KeyMayExist(ReadOptions(), Handle(family), read_key, &may_value, &value_found);
+      if (!may) {
+        ASSERT_EQ(ModelGet(model, read_key), "NOT_FOUND") << "op " << op;
+      }
+      if (value_found) {
+        ASSERT_EQ(may_value, ModelGet(model, read_key)) << "op " << op;
+      }
     } else if (kind < 78) {
       // Merge operands, oldest first (a base value is the first), against the model's value,
       // whose operands are joined by ','. Sometimes with too little room (Incomplete).

@@ -52,6 +52,20 @@ struct GetMergeOperandsOptions {
   std::function<bool(Slice)> continue_cb;
 };
 
+// A key range [start, limit) (RocksDB's Range); the slices must outlive the call.
+struct Range {
+  Slice start;
+  Slice limit;
+  Range() = default;
+  Range(const Slice& s, const Slice& l) : start(s), limit(l) {}
+};
+
+// What GetApproximateSizes counts.
+struct SizeApproximationOptions {
+  bool include_memtables = false;
+  bool include_files = true;
+};
+
 class DB {
  public:
   // Size limits, enforced on every write.
@@ -152,6 +166,34 @@ class DB {
   virtual Status GetMergeOperands(const ReadOptions& options, ColumnFamilyHandle* column_family,
                                   const Slice& key, PinnableSlice* operands,
                                   GetMergeOperandsOptions* opts, int* number_of_operands) = 0;
+
+  // false only when key certainly has no value: a memtable holds its deletion, or no memtable
+  // holds it and the filter of every table on its path rules it out. Nothing is read from
+  // files (a table whose reader is not open yet counts as may-hold). When a memtable holds
+  // its value and value_found is given, *value gets it and *value_found is true; otherwise
+  // *value_found is false. Errors (a closed DB, a bad handle or snapshot) answer true: Get
+  // reports them.
+  virtual bool KeyMayExist(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                           const Slice& key, std::string* value, bool* value_found = nullptr) = 0;
+  bool KeyMayExist(const ReadOptions& options, const Slice& key, std::string* value,
+                   bool* value_found = nullptr);
+
+  // Approximate bytes the keys of each range [start, limit) take, in sizes[0..n): in table
+  // files (include_files: whole files inside a range, and for a file a range cuts, the bytes
+  // between the two ends' data blocks, from its index) and in the memtables (include_memtables:
+  // the entries' key and value bytes). InvalidArgument when neither is included or a range's
+  // limit is before its start, or for a bad handle; IOError or Corruption from opening a table.
+  virtual Status GetApproximateSizes(const SizeApproximationOptions& options,
+                                     ColumnFamilyHandle* column_family, const Range* ranges, int n,
+                                     uint64_t* sizes) = 0;
+  // The default family's, files only.
+  Status GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes);
+  // Entries (every version and deletion) the family's memtables hold with keys in range, and
+  // their key and value bytes; zeros for a bad handle or a range whose limit is before its
+  // start. Exact: the memtables are walked over the range.
+  virtual void GetApproximateMemTableStats(ColumnFamilyHandle* column_family, const Range& range,
+                                           uint64_t* count, uint64_t* size) = 0;
+  void GetApproximateMemTableStats(const Range& range, uint64_t* count, uint64_t* size);
 
   virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
   // An iterator over one family (an iterator with an error status for a bad handle).

@@ -5,6 +5,19 @@
 
 namespace shale {
 
+bool DB::KeyMayExist(const ReadOptions& options, const Slice& key, std::string* value,
+                     bool* value_found) {
+  return KeyMayExist(options, DefaultColumnFamily(), key, value, value_found);
+}
+
+Status DB::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
+  return GetApproximateSizes(SizeApproximationOptions(), DefaultColumnFamily(), ranges, n, sizes);
+}
+
+void DB::GetApproximateMemTableStats(const Range& range, uint64_t* count, uint64_t* size) {
+  GetApproximateMemTableStats(DefaultColumnFamily(), range, count, size);
+}
+
 Status DB::Get(const ReadOptions& options, const Slice& key, std::string* value) {
   PinnableSlice pinnable(value);
   Status s = Get(options, key, &pinnable);

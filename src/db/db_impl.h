@@ -66,6 +66,13 @@ class DBImpl final : public DB {
   Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Delete(const WriteOptions& options, const Slice& key) override;
   Status SingleDelete(const WriteOptions& options, const Slice& key) override;
+  bool KeyMayExist(const ReadOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
+                   std::string* value, bool* value_found) override;
+  Status GetApproximateSizes(const SizeApproximationOptions& options,
+                             ColumnFamilyHandle* column_family, const Range* ranges, int n,
+                             uint64_t* sizes) override;
+  void GetApproximateMemTableStats(ColumnFamilyHandle* column_family, const Range& range,
+                                   uint64_t* count, uint64_t* size) override;
   Status SingleDelete(const WriteOptions& options, ColumnFamilyHandle* column_family,
                       const Slice& key) override;
   Status Merge(const WriteOptions& options, const Slice& key, const Slice& operand) override;

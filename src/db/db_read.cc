@@ -329,6 +329,33 @@ Status DBImpl::GetMergeOperandsImpl(const ReadOptions& options, ColumnFamilyData
   return Status::OK();
 }
 
+bool DBImpl::KeyMayExist(const ReadOptions& options, ColumnFamilyHandle* column_family,
+                         const Slice& key, std::string* value, bool* value_found) {
+  if (value_found != nullptr) *value_found = false;
+  if (!CheckOpen().ok() || !CheckFamily(column_family).ok()) return true;
+  std::shared_ptr<SuperVersion> sv = FamilyOf(column_family)->GetSuperVersion();  // see Get
+  if (sv == nullptr) return true;
+  SequenceNumber seq;
+  if (!ReadSequence(options, &seq).ok()) return true;
+  LookupKey lkey(key, seq);
+  PinnableSlice found;
+  GetContext ctx(sv->cfd->options.merge_operator.get(), stats_, key, &found);
+  sv->GetFromMemTables(lkey, &ctx);
+  if (ctx.resolved()) {
+    ctx.Finish();
+    const Status s = ctx.status();
+    if (s.IsNotFound()) return false;  // deleted
+    if (s.ok() && value_found != nullptr && value != nullptr) {
+      value->assign(found.data(), found.size());
+      *value_found = true;
+    }
+    return true;
+  }
+  // Merge operands without their base, or nothing in the memtables: the tables decide.
+  if (ctx.state() == GetContext::State::kMerge) return true;
+  return sv->current->KeyMayExist(lkey);
+}
+
 // ---------------------------------------------------------------- iterators, snapshots
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {

@@ -221,6 +221,47 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
   while (batch.PlaceKeys()) batch.ReadPlaced(options, io);
 }
 
+bool Version::KeyMayExist(const LookupKey& key) const {
+  int level = 0;
+  size_t l0_index = 0;
+  while (const FileMetaData* f =
+             NextOnPath(*this, icmp_, key.user_key(), key.internal_key(), &level, &l0_index)) {
+    Cache::Handle* handle = table_cache_->LookupOpen(f->number);
+    if (handle == nullptr) return true;
+    const bool may = table_cache_->GetReader(handle)->KeyMayMatch(key.user_key());
+    table_cache_->Release(handle);
+    if (may) return true;
+  }
+  return false;
+}
+
+Status Version::ApproximateSize(const Slice& start, const Slice& limit, uint64_t* size) const {
+  *size = 0;
+  const Comparator* ucmp = icmp_->user_comparator();
+  std::string start_key, limit_key;  // the first possible entries of start and limit
+  AppendInternalKey(&start_key, start, kMaxSequenceNumber, kValueTypeForSeek);
+  AppendInternalKey(&limit_key, limit, kMaxSequenceNumber, kValueTypeForSeek);
+  for (const FileList& files : files_) {
+    for (const auto& f : files) {
+      const Slice smallest = ExtractUserKey(f->smallest), largest = ExtractUserKey(f->largest);
+      if (ucmp->Compare(largest, start) < 0 || ucmp->Compare(smallest, limit) >= 0) continue;
+      if (ucmp->Compare(smallest, start) >= 0 && ucmp->Compare(largest, limit) < 0) {
+        *size += f->file_size;
+        continue;
+      }
+      Cache::Handle* handle = nullptr;
+      Status s = table_cache_->FindTable(f->number, f->file_size, &handle);
+      if (!s.ok()) return s;
+      const TableReader* reader = table_cache_->GetReader(handle);
+      const uint64_t from = reader->ApproximateOffsetOf(start_key);
+      const uint64_t to = reader->ApproximateOffsetOf(limit_key);
+      table_cache_->Release(handle);
+      if (to > from) *size += to - from;
+    }
+  }
+  return Status::OK();
+}
+
 void Version::AddIterators(const ReadOptions& options,
                            std::vector<std::unique_ptr<InternalIterator>>* iters) const {
   TableCache* tc = table_cache_;

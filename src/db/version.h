@@ -68,6 +68,15 @@ class Version {
   FileList OverlappingInputs(int level, const Slice* begin, const Slice* end) const;
   // True when no level below `level` holds user_key (deletions can then be dropped).
   bool KeyNotInLevelsBelow(int level, const Slice& user_key) const;
+  // False when no table can hold key's user key: the filter of every table on its path rules
+  // it out. Only readers already open are asked (nothing is read): a table whose reader is not
+  // open may hold it.
+  bool KeyMayExist(const LookupKey& key) const;
+  // Approximate table bytes holding user keys in [start, limit): whole files inside, and for a
+  // file the range cuts, the distance between the two keys' data blocks (its index says).
+  // Opens the readers of those files. Corruption or IOError from opening one.
+  [[nodiscard]] Status ApproximateSize(const Slice& start, const Slice& limit,
+                                       uint64_t* size) const;
 
  private:
   friend class VersionBuilder;  // fills files_
