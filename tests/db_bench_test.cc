@@ -225,6 +225,22 @@ TEST_F(DBBenchTest, MaxScanDistanceBoundsEachSeek) {
     EXPECT_GT(bytes, 300 * 116) << r.output;
     EXPECT_LE(bytes, 300 * (direction == std::string("true") ? 6 : 5) * 116) << r.output;
   }
+  // deleterandom deletes random keys, deleteseq every key in order: nothing is left to find.
+  r = Bench(
+      "-benchmarks=deleterandom,readrandom,deleteseq,readrandom -use_existing_db=true "
+      "-num=2000 -deletes=500");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(CountResults(r.output, "deleterandom"), 1) << r.output;
+  EXPECT_EQ(CountResults(r.output, "deleteseq"), 1) << r.output;
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(r.output, found, std::regex(R"(\(([0-9]+) of 2000 found\))")));
+  EXPECT_LT(std::stoi(found[1]), 2000) << r.output;  // some deleted
+  EXPECT_GT(std::stoi(found[1]), 1500) << r.output;  // at most 500
+  r = Bench("-benchmarks=deleteseq,readseq -use_existing_db=true -num=2000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(readseq +:.* 0 operations;)"))) << r.output;
+  r = Bench("-benchmarks=fillseq -num=2000");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
   // Unbounded, the same seeks read up to 41 keys each.
   r = Bench(
       "-benchmarks=seekrandom -use_existing_db=true -num=2000 -reads=300 -seek_nexts=40 "

@@ -54,11 +54,15 @@
 
 DEFINE_string(benchmarks, "fillseq,fillrandom,overwrite,readrandom,readseq",
               "Comma-separated list of benchmarks to run in order: fillseq, fillrandom, "
-              "filluniquerandom, overwrite, fillsync, readrandom, readseq, readreverse, stats");
+              "filluniquerandom, overwrite, fillsync, deleteseq, deleterandom, mergerandom, "
+              "readrandom, multireadrandom, readrandomoperands, seekrandom, readwhilewriting, "
+              "seekrandomwhilewriting, readrandomwriterandom, readseq, readreverse, flush, "
+              "compact, waitforcompaction, levelstats, stats");
 DEFINE_string(db, "", "Directory of the DB (default: $TMPDIR/shaledb_bench)");
 DEFINE_int64(num, 1000000, "Number of key/values per thread (and the key space)");
 DEFINE_int64(reads, -1, "Reads per thread (-1: num)");
 DEFINE_int64(writes, -1, "Writes per thread (-1: num)");
+DEFINE_int64(deletes, -1, "deleteseq, deleterandom: deletes per thread (-1: num)");
 DEFINE_int32(key_size, 16, "Key size in bytes");
 DEFINE_int32(value_size, 100, "Value size in bytes");
 DEFINE_int32(threads, 1, "Threads per benchmark");
@@ -271,6 +275,8 @@ constexpr std::string_view kBenchmarkNames[] = {"fillseq",
                                                 "filluniquerandom",
                                                 "fillsync",
                                                 "overwrite",
+                                                "deleteseq",
+                                                "deleterandom",
                                                 "mergerandom",
                                                 "readrandomoperands",
                                                 "readrandom",
@@ -334,6 +340,8 @@ class Benchmark {
     kFillRandom,
     kFillUniqueRandom,
     kOverwrite,
+    kDeleteSeq,
+    kDeleteRandom,
     kMergeRandom,
     kReadRandom,
     kReadRandomOperands,
@@ -514,6 +522,10 @@ class Benchmark {
       writes_override_ = std::max<uint64_t>(1, static_cast<uint64_t>(FLAGS_num) / 1000);
     } else if (name == "overwrite") {
       op = Op::kOverwrite;
+    } else if (name == "deleteseq") {
+      op = Op::kDeleteSeq;
+    } else if (name == "deleterandom") {
+      op = Op::kDeleteRandom;
     } else if (name == "mergerandom") {
       op = Op::kMergeRandom;
       if (!FLAGS_merge_operator.empty() && !db_ && !FLAGS_use_existing_db) fresh = true;
@@ -712,12 +724,13 @@ class Benchmark {
     const bool track = FLAGS_histogram;
     const double deadline = FLAGS_duration > 0 ? NowSeconds() + FLAGS_duration : 0;
     const uint64_t num = static_cast<uint64_t>(FLAGS_num);
+    const bool is_delete = op == Op::kDeleteSeq || op == Op::kDeleteRandom;
     const bool is_write = op == Op::kFillSeq || op == Op::kFillRandom ||
                           op == Op::kFillUniqueRandom || op == Op::kOverwrite ||
-                          op == Op::kMergeRandom;
+                          op == Op::kMergeRandom || is_delete;
     const uint64_t per_batch = static_cast<uint64_t>(
         FLAGS_entries_per_batch > 0 ? FLAGS_entries_per_batch : FLAGS_batch_size);
-    const int64_t limit_flag = is_write ? FLAGS_writes : FLAGS_reads;
+    const int64_t limit_flag = is_delete ? FLAGS_deletes : is_write ? FLAGS_writes : FLAGS_reads;
     // With -duration, time alone ends the benchmark (as in RocksDB's db_bench).
     const uint64_t limit = FLAGS_duration > 0                 ? UINT64_MAX
                            : is_write && writes_override_ > 0 ? writes_override_
@@ -747,11 +760,17 @@ class Benchmark {
         batch.Clear();
         uint64_t in_batch = std::min(per_batch, limit - i);
         for (uint64_t j = 0; j < in_batch; j++) {
-          const uint64_t k = op == Op::kFillSeq            ? i + j
-                             : num == 0                    ? 0
-                             : op == Op::kFillUniqueRandom ? order[(i + j) % num]
-                                                           : rnd.Uniform(num);
+          const uint64_t k = op == Op::kFillSeq || op == Op::kDeleteSeq ? i + j
+                             : num == 0                                 ? 0
+                             : op == Op::kFillUniqueRandom              ? order[(i + j) % num]
+                                                                        : rnd.Uniform(num);
           keys_.Make(k, &key);
+          if (is_delete) {
+            Status s = batch.Delete(Family(k), key);
+            if (!s.ok()) Die("delete", s);
+            st->bytes += key.size();
+            continue;
+          }
           Slice v = values.Next(static_cast<size_t>(FLAGS_value_size));
           Status s = op == Op::kMergeRandom ? batch.Merge(Family(k), key, v)
                                             : batch.Put(Family(k), key, v);
