@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "shale/cache.h"
@@ -103,6 +104,28 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
   // Keys written only by Put (while absent) and SingleDelete (while present).
   static std::string SingleDeleteKey(Random* rnd) {
     return "sd" + std::to_string(rnd->Uniform(40));
+  }
+  // The next write to single-delete key k, as SingleDelete's contract allows (at most one Put
+  // since the key's last SingleDelete, no Merge), applied to model m and owing (the keys Put
+  // since their last SingleDelete): Put while absent and not owing one; while present, a
+  // SingleDelete, or one time in three a Delete (the SingleDelete stays owed); while absent and
+  // owing, a SingleDelete.
+  enum class SdWrite { kPut, kSingleDelete, kDelete };
+  static SdWrite NextSingleDeleteKeyWrite(Random* rnd, Model* m, std::set<std::string>* owing,
+                                          const std::string& k, const std::string& value) {
+    if (m->count(k) != 0) {
+      m->erase(k);
+      if (rnd->OneIn(3)) return SdWrite::kDelete;
+      owing->erase(k);
+      return SdWrite::kSingleDelete;
+    }
+    if (owing->count(k) != 0) {
+      owing->erase(k);
+      return SdWrite::kSingleDelete;
+    }
+    (*m)[k] = value;
+    owing->insert(k);
+    return SdWrite::kPut;
   }
   // A value or operand that starts with name (unique per operation) and one time in eight is
   // padded to 200..700 bytes so that values and operands are stored
@@ -311,6 +334,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // The default family and up to three more, created and dropped as the run goes; each
   // operation acts on one family (a batch or MultiGet on several).
   Models models = {{kDefaultColumnFamilyName, Model()}};
+  // Per family, the single-delete keys written by a Put since their last SingleDelete.
+  std::map<std::string, std::set<std::string>> owing;
   int families_created = 0;
   struct Snap {
     const Snapshot* snapshot;
@@ -320,24 +345,40 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   WriteOptions wo;
   wo.sync = set.sync;
 
+  auto create_family = [&] {
+    const std::string name = "cf" + std::to_string(++families_created);
+    std::unique_ptr<ColumnFamilyHandle> h;
+    Status cs = db_->CreateColumnFamily(options_, name, &h);
+    ASSERT_TRUE(cs.ok()) << cs.ToString();
+    handles_[name] = std::move(h);
+    models[name];
+  };
   for (int op = 0; op < ops; op++) {
+    // Every run has more than one family, whatever its seed draws.
+    if (op == ops / 4 && families_created == 0) {
+      create_family();
+      if (HasFatalFailure()) return;
+    }
     const uint64_t kind = rnd.Uniform(100);
     const std::string key = RandomKey(&rnd);
     const std::string family = PickFamily(&rnd, models);
     Model& model = models[family];
     ColumnFamilyHandle* cf = HandleFor(&rnd, family);
     if (kind < 6) {
-      // SingleDelete as its contract allows: keys "sd*" are only ever Put while absent and
-      // SingleDeleted while present (one Put since the last SingleDelete, no Merge).
+      // SingleDelete as its contract allows, on keys "sd*" (see NextSingleDeleteKeyWrite).
       const std::string sd_key = SingleDeleteKey(&rnd);
+      const std::string value = RandomValue(&rnd, "s" + std::to_string(op));
       Status s;
-      if (model.count(sd_key) == 0) {
-        const std::string value = RandomValue(&rnd, "s" + std::to_string(op));
-        s = cf != nullptr ? db_->Put(wo, cf, sd_key, value) : db_->Put(wo, sd_key, value);
-        model[sd_key] = value;
-      } else {
-        s = cf != nullptr ? db_->SingleDelete(wo, cf, sd_key) : db_->SingleDelete(wo, sd_key);
-        model.erase(sd_key);
+      switch (NextSingleDeleteKeyWrite(&rnd, &model, &owing[family], sd_key, value)) {
+        case SdWrite::kPut:
+          s = cf != nullptr ? db_->Put(wo, cf, sd_key, value) : db_->Put(wo, sd_key, value);
+          break;
+        case SdWrite::kSingleDelete:
+          s = cf != nullptr ? db_->SingleDelete(wo, cf, sd_key) : db_->SingleDelete(wo, sd_key);
+          break;
+        case SdWrite::kDelete:
+          s = cf != nullptr ? db_->Delete(wo, cf, sd_key) : db_->Delete(wo, sd_key);
+          break;
       }
       ASSERT_TRUE(s.ok()) << s.ToString();
     } else if (kind < 30) {
@@ -361,6 +402,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       // A batch whose records go to random families: all of it applies, atomically.
       WriteBatch batch;
       Models next = models;
+      auto next_owing = owing;
       int n = 1 + static_cast<int>(rnd.Uniform(8));
       for (int i = 0; i < n; i++) {
         std::string k = RandomKey(&rnd);
@@ -371,12 +413,17 @@ void DBModelTest::Run(uint64_t seed, int ops) {
           // A Put or SingleDelete of a single-delete key (as above), by the state the batch
           // leaves it in so far.
           k = SingleDeleteKey(&rnd);
-          if (m.count(k) == 0) {
-            ASSERT_TRUE(batch.Put(h, k, "bs" + std::to_string(op)).ok());
-            m[k] = "bs" + std::to_string(op);
-          } else {
-            ASSERT_TRUE(batch.SingleDelete(h, k).ok());
-            m.erase(k);
+          const std::string v = "bs" + std::to_string(op);
+          switch (NextSingleDeleteKeyWrite(&rnd, &m, &next_owing[f], k, v)) {
+            case SdWrite::kPut:
+              ASSERT_TRUE(batch.Put(h, k, v).ok());
+              break;
+            case SdWrite::kSingleDelete:
+              ASSERT_TRUE(batch.SingleDelete(h, k).ok());
+              break;
+            case SdWrite::kDelete:
+              ASSERT_TRUE(batch.Delete(h, k).ok());
+              break;
           }
           continue;
         }
@@ -397,6 +444,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       }
       ASSERT_TRUE(db_->Write(wo, &batch).ok());
       models = std::move(next);
+      owing = std::move(next_owing);
     } else if (kind < 74) {
       const std::string read_key = rnd.OneIn(4) ? SingleDeleteKey(&rnd) : key;
       if (cf != nullptr) {
@@ -429,6 +477,9 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       ro.snapshot = snap != nullptr ? snap->snapshot : nullptr;
       GetMergeOperandsOptions gmo;
       gmo.expected_max_number_of_operands = rnd.OneIn(5) ? 1 : 64;
+      // Drawn here, whatever the outcome: the random sequence must not depend on how far
+      // background compaction has merged operands, or a seed would not replay.
+      const bool release_on_another_thread = rnd.OneIn(4);
       std::vector<PinnableSlice> ops(64);
       int n = -1;
       Status gs = cf != nullptr ? db_->GetMergeOperands(ro, cf, key, ops.data(), &gmo, &n)
@@ -448,7 +499,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
           std::string joined;
           for (int i = 0; i < n; i++) joined += (i > 0 ? "," : "") + ops[i].ToString();
           ASSERT_EQ(joined, expect) << "op " << op;
-          if (rnd.OneIn(4)) {
+          if (release_on_another_thread) {
             // Half of the slices released on another thread (the count's slow path), the
             // rest when ops goes out of scope here.
             std::thread other([&] {
@@ -571,12 +622,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       } else if (what == 2) {
         ASSERT_TRUE(db_->WaitForCompact().ok());
       } else if (what == 3 && models.size() < 4) {
-        const std::string name = "cf" + std::to_string(++families_created);
-        std::unique_ptr<ColumnFamilyHandle> h;
-        Status cs = db_->CreateColumnFamily(options_, name, &h);
-        ASSERT_TRUE(cs.ok()) << cs.ToString();
-        handles_[name] = std::move(h);
-        models[name];
+        create_family();
+        if (HasFatalFailure()) return;
       } else if (what == 4 && family != kDefaultColumnFamilyName) {
         ASSERT_TRUE(db_->DropColumnFamily(Handle(family)).ok());
         // A dropped family's handle refuses writes; destroying it is the caller's.
@@ -584,6 +631,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
         ASSERT_TRUE(db_->DestroyColumnFamilyHandle(std::move(handles_.at(family))).ok());
         handles_.erase(family);
         models.erase(family);
+        owing.erase(family);
       }
     } else if (kind < 99 && rnd.OneIn(2)) {
       // Reads with a cold block cache.

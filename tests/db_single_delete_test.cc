@@ -161,6 +161,27 @@ TEST_F(DBSingleDeleteTest, SingleDeleteUnderANewerValueIsKept) {
   EXPECT_EQ(TombstonesScanned(), 0u);
 }
 
+// The same with a Delete between (SingleDelete, Delete, Put, SingleDelete over a value at the
+// last level): the first single deletion, hidden under the Delete, must stay too, or it is gone
+// once the Delete is hidden in turn under the newer value.
+TEST_F(DBSingleDeleteTest, SingleDeleteUnderADeletionIsKept) {
+  OpenWithLastLevel({{"a", "x"}, {"k", "first"}, {"z", "x"}});
+  ASSERT_TRUE(db_->SingleDelete(WriteOptions(), "k").ok());
+  ASSERT_TRUE(Delete("k").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // the flush sees the Delete over the deletion
+  EXPECT_EQ(Get("k"), "NOT_FOUND");
+  ASSERT_TRUE(Put("k", "second").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // L0 -> L1: "second" over the Delete
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  ASSERT_EQ(Files(0), "0");
+  EXPECT_EQ(Get("k"), "second");
+  ASSERT_TRUE(db_->SingleDelete(WriteOptions(), "k").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  EXPECT_EQ(Get("k"), "NOT_FOUND");
+  EXPECT_EQ(Contents(), "a=x z=x");
+}
+
 // The records go through the WAL, batches and column families like the others.
 TEST_F(DBSingleDeleteTest, WalBatchesAndFamilies) {
   Open();

@@ -93,7 +93,9 @@ Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderO
     // Every entry was dropped (single deletions that met their values): no table.
     builder.Abandon();
     file.reset();
-    return fs->DeleteFile(name);
+    // A file left behind is obsolete: DeleteObsoleteFiles removes it.
+    fs->DeleteFile(name).PermitUncheckedError();
+    return Status::OK();
   }
   if (s.ok()) s = builder.Finish();
   if (s.ok()) s = file->Sync();

@@ -110,12 +110,13 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
       i++;
     }
     if (i == end) continue;
-    // Under a value, the stripe's older entries are hidden, but a SingleDelete among them may
-    // be the one that cancels an older value of the key further down (in an older stripe or a
-    // deeper level): if it went, a later SingleDelete cancelling this value would bring that
-    // one back. Such single deletions stay, under the value; those that cancel with the value
-    // right under them go with it, as do the rest.
-    auto keep_single_deletes_under_value = [&](size_t from) {
+    // Under a value or deletion, the stripe's older entries are hidden, but a SingleDelete
+    // among them may be the one that cancels an older value of the key further down (in an
+    // older stripe or a deeper level): if it went, that value would come back once the entry
+    // over it goes (a value cancelled by a later SingleDelete, a deletion hidden by a later
+    // value). Such single deletions stay, under it; those that cancel with the value right
+    // under them go, as do the rest.
+    auto keep_single_deletes_under = [&](size_t from) {
       for (size_t j = from; j < end; j++) {
         if (e[j].type != kTypeSingleDeletion) continue;
         if (j + 1 < end && e[j + 1].type == kTypeValue) {
@@ -130,10 +131,11 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
     while (k < end && e[k].type == kTypeMerge) k++;
     if (k == i) {
       // Starts with a value or deletion: it hides the rest of the stripe.
+      const ValueType head = e[i].type;
       const bool drop_tombstone =
-          e[i].type == kTypeDeletion && stripe == earliest && end == n && none_below();
+          head == kTypeDeletion && stripe == earliest && end == n && none_below();
       if (!drop_tombstone) out->push_back(std::move(e[i]));
-      if (e[i].type == kTypeValue) keep_single_deletes_under_value(i + 1);
+      keep_single_deletes_under(i + 1);
     } else {
       // Operands [i, k), then maybe a base or deletion at k.
       const bool base_here = k < end;
@@ -148,7 +150,7 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
         std::string result;
         if (FullMerge(merge_operator, user_key, base, operands, &result, stats).ok()) {
           emit(kTypeValue, e[i].sequence, std::move(result));
-          keep_single_deletes_under_value(k + 1);
+          keep_single_deletes_under(k + 1);
           merged = true;
         }
       }
@@ -168,7 +170,7 @@ void CompactKeyEntries(const Slice& user_key, std::vector<KeyEntry>* entries,
         // The base or deletion under them stays (it hides the rest of the stripe).
         if (base_here) {
           out->push_back(std::move(e[k]));
-          if (out->back().type == kTypeValue) keep_single_deletes_under_value(k + 1);
+          keep_single_deletes_under(k + 1);
         }
       }
     }

@@ -92,8 +92,8 @@ struct KeyEntry {
 //     anything else stays (dropped only as the key's oldest entry, in the oldest stripe, with
 //     no deeper level holding the key) and the entries under it are decided as below;
 //   - everything older than a value or deletion is hidden from every reader and dropped,
-//     except, under a value, a SingleDelete that does not cancel with the value right under it
-//     (it may be the one that cancels an older value further down);
+//     except a SingleDelete that does not cancel with the value right under it (it may be the
+//     one that cancels an older value further down);
 //   - merge operands are fully merged onto a value or a deletion below them in the stripe, or
 //     onto nothing when they are the key's oldest entries and no deeper level holds the key
 //     (with merge_operator set; a failing merge leaves the operands as they are, so reads

@@ -139,6 +139,12 @@ void FillFamilies(WriteBatch* b) {
   Check(b->Merge(&three, "k3", "m1"));
   Check(b->Put("k4", "v4"));
 }
+void FillSingleDeletes(WriteBatch* b) {
+  FamilyId two(2);
+  Check(b->Put("k1", "v1"));
+  Check(b->SingleDelete("k1"));
+  Check(b->SingleDelete(&two, "k2"));
+}
 void FillNothing(WriteBatch*) {}
 void FillBig(WriteBatch* b) {
   Check(b->Put("big", std::string(40000, 'x')));
@@ -153,6 +159,7 @@ void WalAndBatchSeeds() {
   Write("write_batch_fuzzer", "one_put", one);
   Write("write_batch_fuzzer", "empty", empty);
   Write("write_batch_fuzzer", "families", Batch(5, FillFamilies));
+  Write("write_batch_fuzzer", "single_deletes", Batch(9, FillSingleDeletes));
   {
     WriteBatch b;
     Check(b.Put(std::string("\0key", 4), std::string(300, 'p')));  // two-byte varint length

@@ -1,8 +1,8 @@
 // Raw bytes as a WriteBatch representation, as a WAL record hands it to recovery
 // (include/shale/write_batch.h):
 //   bytes [0, 8)  : sequence (fixed64)     bytes [8, 12): count (fixed32)
-//   the rest      : records: type byte, [family varint32 for types 0x4-0x6], varstring key,
-//                   varstring value (none for a deletion)
+//   the rest      : records: type byte, [family varint32 for types 0x4-0x6 and 0x8],
+//                   varstring key, varstring value (none for a deletion or single deletion)
 // Fewer than 12 bytes must be Corruption from SetContents. Otherwise Iterate with a recording
 // Handler (taking every family) fails with Corruption or succeeds, and then:
 //   - Validate agrees with Iterate: OK when every record is of the default family, else
@@ -51,6 +51,7 @@ class Recorder final : public shale::WriteBatch::Handler {
   Status Put(const Slice& key, const Slice& value) override { return PutCF(0, key, value); }
   Status Delete(const Slice& key) override { return DeleteCF(0, key); }
   Status Merge(const Slice& key, const Slice& operand) override { return MergeCF(0, key, operand); }
+  Status SingleDelete(const Slice& key) override { return SingleDeleteCF(0, key); }
   Status PutCF(uint32_t family, const Slice& key, const Slice& value) override {
     records.push_back({shale::kTypeValue, family, key.ToString(), value.ToString()});
     return Status::OK();
@@ -61,6 +62,10 @@ class Recorder final : public shale::WriteBatch::Handler {
   }
   Status MergeCF(uint32_t family, const Slice& key, const Slice& operand) override {
     records.push_back({shale::kTypeMerge, family, key.ToString(), operand.ToString()});
+    return Status::OK();
+  }
+  Status SingleDeleteCF(uint32_t family, const Slice& key) override {
+    records.push_back({shale::kTypeSingleDeletion, family, key.ToString(), std::string()});
     return Status::OK();
   }
 
@@ -185,6 +190,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case shale::kTypeDeletion:
         s = rebuilt.Delete(&family, r.key);
+        break;
+      case shale::kTypeSingleDeletion:
+        s = rebuilt.SingleDelete(&family, r.key);
         break;
       default:
         s = rebuilt.Merge(&family, r.key, r.value);
