@@ -404,12 +404,21 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
     SetBackgroundErrorLocked(s);
     return;
   }
+  SHALE_ASSERT(cfd->imm.back().mem == oldest.mem);
   cfd->imm.pop_back();
   oldest.mem->Unref();
   num_flushes_++;
   if (stats_ != nullptr) stats_->recordTick(NUMBER_FLUSHES);
   if (!cfd->dropped.load(std::memory_order_relaxed)) InstallSuperVersion(cfd.get());
+  DeleteFlushedFiles();
+}
+
+void DBImpl::DeleteFlushedFiles() {
+  // DeleteObsoleteFiles releases the mutex: a Flush waiting for this flush's memtables waits
+  // on (flush_finishing_) until the logs they freed are gone.
+  flush_finishing_ = true;
   DeleteObsoleteFiles();
+  flush_finishing_ = false;
 }
 
 void DBImpl::BackgroundAtomicFlush() {
@@ -480,7 +489,7 @@ void DBImpl::BackgroundAtomicFlush() {
     }
     if (!cfd->dropped.load(std::memory_order_relaxed)) InstallSuperVersion(cfd);
   }
-  DeleteObsoleteFiles();
+  DeleteFlushedFiles();
 }
 
 // ---------------------------------------------------------------- obsolete files
@@ -591,7 +600,9 @@ Status DBImpl::FlushImpl(const FlushOptions& options,
     }
     return false;
   };
-  while (flushing() && bg_error_.ok() && !shutting_down_) bg_done_cv_.Wait();
+  while ((flushing() || flush_finishing_) && bg_error_.ok() && !shutting_down_) {
+    bg_done_cv_.Wait();
+  }
   return bg_error_.ok() ? Status::OK() : Status::IOError("flush failed", bg_error_.ToString());
 }
 

@@ -263,6 +263,8 @@ class DBImpl final : public DB {
   bool CompactionBehind(const ColumnFamilyData& cfd) const REQUIRES(mutex_);
   // Deletes files no live Version, pending output or live WAL needs.
   void DeleteObsoleteFiles() REQUIRES(mutex_);
+  // DeleteObsoleteFiles at the end of a flush, with flush_finishing_ set meanwhile.
+  void DeleteFlushedFiles() REQUIRES(mutex_);
   static TableBuilderOptions BuilderOptions(const ColumnFamilyData& cfd);
 
   // ---- Compaction jobs (db_compaction.cc) ----
@@ -471,6 +473,8 @@ class DBImpl final : public DB {
   bool shutting_down_ GUARDED_BY(mutex_) = false;
   std::atomic<bool> shutdown_requested_{false};    // read by running jobs without the mutex
   bool flush_running_ GUARDED_BY(mutex_) = false;  // one flush at a time
+  // A flush has installed its result and is deleting the files it freed (DeleteFlushedFiles).
+  bool flush_finishing_ GUARDED_BY(mutex_) = false;
   // Compactions writing outputs (trivial moves finish under mutex_ and are never listed).
   struct RunningCompaction {
     const Compaction* compaction;
