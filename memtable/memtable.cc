@@ -71,12 +71,13 @@ size_t MemTable::ArenaBlockSizeFor(size_t write_buffer_size) {
 }
 
 MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_size,
-                   size_t bloom_bytes)
+                   size_t bloom_bytes, std::shared_ptr<const SliceTransform> prefix_extractor)
     : comparator_(comparator),
       bytewise_(comparator.user_comparator()->IsBytewise()),
       arena_(arena_block_size),
       value_arena_(arena_block_size),
-      table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_) {
+      table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_),
+      prefix_extractor_(bloom_bytes > 0 ? std::move(prefix_extractor) : nullptr) {
   if (bloom_bytes > 0) {
     const size_t size = MemTableBloom::RoundedSize(bloom_bytes);
     char* mem = arena_.AllocateAligned(size + MemTableBloom::kLineBytes);
@@ -98,7 +99,12 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& key, const S
   const size_t value_ref_size = inline_value ? value.size() : sizeof(out_of_line);
   const size_t encoded_len = VarintLength(internal_key_size) + internal_key_size +
                              VarintLength(value.size()) + value_ref_size;
-  if (bloom_ != nullptr) bloom_->Add(Hash64(key));  // before the entry can be seen
+  if (bloom_ != nullptr) {  // before the entry can be seen
+    bloom_->Add(Hash64(key));
+    if (prefix_extractor_ != nullptr && prefix_extractor_->InDomain(key)) {
+      bloom_->Add(Hash64(prefix_extractor_->Transform(key)));
+    }
+  }
   char* buf = table_.AllocateKey(encoded_len);
   char* p = EncodeVarint32(buf, internal_key_size);
   if (!key.empty()) std::memcpy(p, key.data(), key.size());
@@ -125,6 +131,16 @@ void MemTable::PinInto(Cleanable* target) {
 
 bool MemTable::MayContain(const Slice& user_key) const {
   return bloom_ == nullptr || bloom_->MayContain(Hash64(user_key));
+}
+
+bool MemTable::MayContainPrefix(const Slice& prefix) const {
+  if (prefix_extractor_ == nullptr) return true;
+  if (bloom_->MayContain(Hash64(prefix))) {
+    PerfCount(&PerfContext::bloom_memtable_hit_count);
+    return true;
+  }
+  PerfCount(&PerfContext::bloom_memtable_miss_count);
+  return false;
 }
 
 bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
@@ -173,13 +189,18 @@ bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
 // Thread safety: one thread; the memtable must outlive it.
 class MemTableIterator : public InternalIterator {
  public:
-  explicit MemTableIterator(MemTable::Table* table) : iter_(table) {}
+  MemTableIterator(const MemTable* mem, MemTable::Table* table) : mem_(mem), iter_(table) {}
 
   bool Valid() const override { return iter_.Valid(); }
   void SeekToFirst() override { iter_.SeekToFirst(); }
   void SeekToLast() override { iter_.SeekToLast(); }
   void Seek(const Slice& target) override { iter_.Seek(EncodeTarget(target)); }
   void SeekForPrev(const Slice& target) override { iter_.SeekForPrev(EncodeTarget(target)); }
+  bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override {
+    if (!mem_->MayContainPrefix(prefix.prefix)) return false;
+    Seek(target);
+    return true;
+  }
   void Next() override { iter_.Next(); }
   void Prev() override { iter_.Prev(); }
   Slice key() const override { return DecodeLengthPrefixed(iter_.key()); }
@@ -197,12 +218,13 @@ class MemTableIterator : public InternalIterator {
     return scratch_.data();
   }
 
+  const MemTable* const mem_;
   MemTable::Table::Iterator iter_;
   std::string scratch_;
 };
 
 std::unique_ptr<InternalIterator> MemTable::NewIterator() {
-  return std::make_unique<MemTableIterator>(&table_);
+  return std::make_unique<MemTableIterator>(this, &table_);
 }
 
 void MemTable::CountRange(const Slice& start, const Slice& limit, uint64_t* count,
@@ -212,7 +234,7 @@ void MemTable::CountRange(const Slice& start, const Slice& limit, uint64_t* coun
   const Comparator* ucmp = comparator_.user_comparator();
   std::string seek;
   AppendInternalKey(&seek, start, kMaxSequenceNumber, kValueTypeForSeek);
-  MemTableIterator it(&table_);
+  MemTableIterator it(this, &table_);
   for (it.Seek(seek); it.Valid(); it.Next()) {
     const Slice key = it.key();
     if (ucmp->Compare(ExtractUserKey(key), limit) >= 0) break;

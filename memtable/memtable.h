@@ -22,6 +22,7 @@
 #include "memtable/memtable_bloom.h"
 #include "memtable/skiplist.h"
 #include "shale/slice.h"
+#include "shale/slice_transform.h"
 #include "src/base/dbformat.h"
 #include "src/base/internal_iterator.h"
 #include "src/util/arena.h"
@@ -38,8 +39,10 @@ class MemTable {
   // arena_block_size: the unit in which memory is reserved (see ArenaBlockSizeFor).
   // bloom_bytes > 0: a whole-key Bloom filter of about that size answers lookups of absent keys
   // without searching the skiplist (its memory counts as memtable memory).
+  // prefix_extractor (may be null): the filter also holds the prefixes of keys in its domain.
   explicit MemTable(const InternalKeyComparator& comparator,
-                    size_t arena_block_size = Arena::kBlockSize, size_t bloom_bytes = 0);
+                    size_t arena_block_size = Arena::kBlockSize, size_t bloom_bytes = 0,
+                    std::shared_ptr<const SliceTransform> prefix_extractor = nullptr);
   // An arena block size suited to a memtable flushed at write_buffer_size bytes: an eighth of
   // it, within [4 KiB, 1 MiB]; from 128 MiB on, huge-page blocks (Arena::kHugePageSize), whose
   // partly used last block is at most 1.6 % of the memtable.
@@ -62,6 +65,9 @@ class MemTable {
 
   // False only when the memtable's Bloom filter rules user_key out (true without a filter).
   bool MayContain(const Slice& user_key) const;
+  // False only when the filter rules out every key with this prefix (a value of the
+  // memtable's prefix extractor; true without a filter or an extractor).
+  bool MayContainPrefix(const Slice& prefix) const;
 
   // An iterator over internal keys. The memtable must outlive it (hold a Ref).
   std::unique_ptr<InternalIterator> NewIterator();
@@ -95,7 +101,8 @@ class MemTable {
   ConcurrentArena arena_;        // skiplist nodes with their entries
   ConcurrentArena value_arena_;  // values longer than kMaxInlineValue
   Table table_;
-  std::unique_ptr<MemTableBloom> bloom_;  // null: no filter
+  std::unique_ptr<MemTableBloom> bloom_;                          // null: no filter
+  const std::shared_ptr<const SliceTransform> prefix_extractor_;  // with bloom_ only
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<uint64_t> num_deletes_{0};
 };

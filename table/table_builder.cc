@@ -14,12 +14,30 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
     props_.filter_kind = "cachelocalbloom";
     props_.bloom_millibits_per_key =
         static_cast<uint64_t>(std::llround(options_.bloom_bits_per_key * 1000));
+    props_.whole_key_filtering = options_.whole_key_filtering ? 1 : 0;
+    if (options_.prefix_extractor != nullptr) {
+      props_.prefix_extractor = options_.prefix_extractor->Name();
+    }
   }
   props_.compression = options_.compression == CompressionType::kZSTD ? "ZSTD" : "NoCompression";
   props_.comparator = options_.comparator->user_comparator()->Name();
   props_.merge_operator = options_.merge_operator_name;
   props_.format_version = kTableFormatVersion;
   props_.smallest_seqno = UINT64_MAX;
+}
+
+void TableBuilder::AddToFilter(const Slice& user_key) {
+  if (props_.num_entries > 0 && user_key == Slice(last_filter_key_)) return;
+  last_filter_key_.assign(user_key.data(), user_key.size());
+  if (options_.whole_key_filtering) filter_->AddKey(user_key);
+  const SliceTransform* extractor = options_.prefix_extractor;
+  if (extractor == nullptr || !extractor->InDomain(user_key)) return;
+  const Slice prefix = extractor->Transform(user_key);
+  if (has_filter_prefix_ && prefix == Slice(last_filter_prefix_)) return;
+  // Keys of one prefix are adjacent, so each prefix goes in once.
+  filter_->AddKey(prefix);
+  last_filter_prefix_.assign(prefix.data(), prefix.size());
+  has_filter_prefix_ = true;
 }
 
 Status TableBuilder::Add(const Slice& key, const Slice& value) {
@@ -41,7 +59,7 @@ Status TableBuilder::Add(const Slice& key, const Slice& value) {
     index_block_.Add(last_key_, handle_encoding_);
     pending_index_entry_ = false;
   }
-  if (filter_ != nullptr) filter_->AddKey(parsed.user_key);
+  if (filter_ != nullptr) AddToFilter(parsed.user_key);
 
   if (props_.num_entries == 0) props_.smallest_key.assign(key.data(), key.size());
   last_key_.assign(key.data(), key.size());

@@ -16,6 +16,7 @@
 
 #include "shale/file_system.h"
 #include "shale/options.h"
+#include "shale/slice_transform.h"
 #include "shale/status.h"
 #include "src/base/dbformat.h"
 #include "table/block_builder.h"
@@ -32,6 +33,11 @@ struct TableBuilderOptions {
   double bloom_bits_per_key = 10;  // 0: no filter
   CompressionType compression = CompressionType::kNoCompression;
   std::string merge_operator_name;  // recorded in the properties
+  // With a filter: the prefixes of keys in the extractor's domain go into it too (null: none),
+  // and the whole keys unless whole_key_filtering is false. Both are recorded in the
+  // properties. The extractor must outlive the builder.
+  const SliceTransform* prefix_extractor = nullptr;
+  bool whole_key_filtering = true;
 };
 
 class TableBuilder {
@@ -57,6 +63,8 @@ class TableBuilder {
 
  private:
   void FlushDataBlock();
+  // Adds user_key (its versions arrive in a row) and its prefix to the filter.
+  void AddToFilter(const Slice& user_key);
   // Writes contents (maybe compressed) and its trailer; *handle says where.
   void WriteBlock(const Slice& raw, bool compress, BlockHandle* handle);
   void WriteRaw(const Slice& data);
@@ -72,6 +80,10 @@ class TableBuilder {
   std::unique_ptr<FilterBlockBuilder> filter_;
   std::string last_key_;
   std::string last_user_key_;
+  // The last user key and prefix given to the filter: each goes in once.
+  std::string last_filter_key_;
+  std::string last_filter_prefix_;
+  bool has_filter_prefix_ = false;
   // A finished data block whose index entry waits for the next key.
   bool pending_index_entry_ = false;
   BlockHandle pending_handle_;

@@ -52,6 +52,15 @@ void TableIterator::Seek(const Slice& target) {
   SkipEmptyForward();
 }
 
+bool TableIterator::SeekInPrefix(const Slice& target, const PrefixSeek& prefix) {
+  if (!table_->PrefixMayMatch(prefix.prefix)) {
+    ClearBlock();
+    return false;
+  }
+  Seek(target);
+  return true;
+}
+
 void TableIterator::SeekForPrev(const Slice& target) {
   index_->Seek(target);
   if (!index_->Valid() && index_->status().ok()) index_->SeekToLast();

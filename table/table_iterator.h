@@ -40,6 +40,8 @@ class TableIterator final : public InternalIterator {
   void SeekToLast() override;
   void Seek(const Slice& target) override;
   void SeekForPrev(const Slice& target) override;
+  // Checks the table's prefix filter first (false: no key of the table has the prefix).
+  bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override;
   void Next() override;
   void Prev() override;
   Slice key() const override { return data_.key(); }

@@ -69,9 +69,9 @@ Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncI
   ServeKeys(options, ref, block.handle, block.keys.data(), block.keys.size());
 }
 
-bool TableReader::FilterMayMatch(uint64_t hash) const {
+bool TableReader::FilterMayMatch(const Slice& user_key, uint64_t hash) const {
   if (filter_ == nullptr) return true;
-  if (!filter_->HashMayMatch(hash)) {
+  if (!(whole_key_filter_ ? filter_->HashMayMatch(hash) : KeyMayMatch(user_key))) {
     RecordTick(options_.statistics, BLOOM_FILTER_USEFUL);
     PerfCount(&PerfContext::bloom_sst_miss_count);
     return false;
@@ -99,7 +99,7 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   if (filter_ != nullptr && !filter_checked) {
     for (size_t i = 0; i < n; i++) filter_->PrefetchHash(keys[i]->hash);
     for (size_t i = 0; i < n; i++) {
-      if (FilterMayMatch(keys[i]->hash)) candidates.push_back(keys[i]);
+      if (FilterMayMatch(keys[i]->lkey.user_key(), keys[i]->hash)) candidates.push_back(keys[i]);
     }
   } else {
     candidates.assign(keys, keys + n);

@@ -21,6 +21,7 @@ void ForEachField(Props& p, IntFn&& on_int, StrFn&& on_str) {
   on_int("shale.data.size", p.data_size);
   on_str("shale.filter.kind", p.filter_kind);
   on_int("shale.filter.size", p.filter_size);
+  on_int("shale.filter.whole.keys", p.whole_key_filtering);
   on_int("shale.format.version", p.format_version);
   on_int("shale.index.size", p.index_size);
   on_str("shale.key.largest", p.largest_key);
@@ -30,6 +31,7 @@ void ForEachField(Props& p, IntFn&& on_int, StrFn&& on_str) {
   on_int("shale.num.deletions", p.num_deletions);
   on_int("shale.num.entries", p.num_entries);
   on_int("shale.num.merge.operands", p.num_merge_operands);
+  on_str("shale.prefix.extractor", p.prefix_extractor);
   on_int("shale.raw.key.size", p.raw_key_size);
   on_int("shale.raw.value.size", p.raw_value_size);
   on_int("shale.seqno.largest", p.largest_seqno);

@@ -27,6 +27,10 @@ struct TableProperties {
   uint64_t filter_size = 0;
   std::string filter_kind;  // "cachelocalbloom" or empty for no filter
   uint64_t bloom_millibits_per_key = 0;
+  // What the filter holds: whole user keys (1; absent in older tables: 1) and / or the
+  // prefixes this extractor gives (its Name(); empty: none).
+  uint64_t whole_key_filtering = 1;
+  std::string prefix_extractor;
   uint64_t smallest_seqno = 0;
   uint64_t largest_seqno = 0;
   std::string compression;     // "NoCompression" or "ZSTD" (what the builder was asked for)

@@ -230,11 +230,28 @@ Status TableReader::ReadFilter() {
   CountBlockRead(filter_handle_);
   PerfCount(&PerfContext::filter_block_read_count);
   filter_ = std::make_unique<FilterBlockReader>(filter_contents_.data);
+  whole_key_filter_ = properties_.whole_key_filtering != 0;
+  const SliceTransform* extractor = options_.prefix_extractor;
+  prefix_filter_ = extractor != nullptr && !properties_.prefix_extractor.empty() &&
+                   properties_.prefix_extractor == extractor->Name();
   return Status::OK();
 }
 
 bool TableReader::KeyMayMatch(const Slice& user_key) const {
-  return filter_ == nullptr || filter_->KeyMayMatch(user_key);
+  if (filter_ == nullptr) return true;
+  if (whole_key_filter_) return filter_->KeyMayMatch(user_key);
+  if (prefix_filter_ && options_.prefix_extractor->InDomain(user_key)) {
+    return filter_->KeyMayMatch(options_.prefix_extractor->Transform(user_key));
+  }
+  return true;
+}
+
+bool TableReader::PrefixMayMatch(const Slice& prefix) const {
+  if (!prefix_filter_) return true;
+  RecordTick(options_.statistics, BLOOM_FILTER_PREFIX_CHECKED);
+  if (filter_->KeyMayMatch(prefix)) return true;
+  RecordTick(options_.statistics, BLOOM_FILTER_PREFIX_USEFUL);
+  return false;
 }
 
 // ---- TableReader: the block cache ----
@@ -386,13 +403,13 @@ Status TableReader::GetFromIndex(const ReadOptions& options, BlockIter* index,
 
 Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
                         GetContext* ctx) const {
-  return Get(options, internal_key, filter_ != nullptr ? Hash64(ExtractUserKey(internal_key)) : 0,
+  return Get(options, internal_key, whole_key_filter_ ? Hash64(ExtractUserKey(internal_key)) : 0,
              ctx);
 }
 
 Status TableReader::Get(const ReadOptions& options, const Slice& internal_key, uint64_t hash,
                         GetContext* ctx) const {
-  if (!FilterMayMatch(hash)) return Status::OK();
+  if (!FilterMayMatch(ExtractUserKey(internal_key), hash)) return Status::OK();
   BlockIter index;
   index_block_->InitIterator(options_.comparator, &index);
   index.Seek(internal_key);

@@ -53,6 +53,9 @@ struct TableReaderOptions {
   // Blocks read for a ReadOptions whose rate_limiter_priority is not kTotal pass this limiter
   // first, when it limits reads (null: none).
   RateLimiter* rate_limiter = nullptr;
+  // The reader's prefix extractor (null: none): a table's prefix filter is used only when the
+  // table was written with an extractor of the same Name(). Must outlive the reader.
+  const SliceTransform* prefix_extractor = nullptr;
 };
 
 // A data block in use: either pinned in the block cache or owned here.
@@ -113,8 +116,12 @@ class TableReader {
   // Reads every data block with its checksum checked and its entries decoded and in order.
   [[nodiscard]] Status VerifyChecksum() const;
 
-  // False only when the filter rules user_key out.
+  // False only when the filter rules user_key out: by the whole key, or, in a table whose
+  // filter holds prefixes only, by its prefix.
   bool KeyMayMatch(const Slice& user_key) const;
+  // False only when the prefix filter rules out every key with this prefix (a value of the
+  // reader's prefix extractor); counted in the prefix tickers.
+  bool PrefixMayMatch(const Slice& prefix) const;
   // The file offset where entries >= internal_key start: the offset of the data block that
   // could hold it (from the index), or the end of the data blocks when every key is smaller.
   uint64_t ApproximateOffsetOf(const Slice& internal_key) const;
@@ -152,9 +159,10 @@ class TableReader {
   // filter_checked: the caller already asked FilterMayMatch for every key.
   void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n, AsyncIo* io,
                 bool filter_checked = false) const;
-  // The filter's answer for a key hashed with Hash64(user_key), counted in the statistics
-  // like a Get's; PrefetchFilter starts loading the line that answer needs.
-  bool FilterMayMatch(uint64_t hash) const;
+  // The filter's answer for user_key, hashed with Hash64(user_key) (by the whole key, or by
+  // its prefix as KeyMayMatch), counted in the statistics like a Get's; PrefetchFilter starts
+  // loading the line a whole-key answer needs.
+  bool FilterMayMatch(const Slice& user_key, uint64_t hash) const;
   void PrefetchFilter(uint64_t hash) const {
     if (filter_ != nullptr) filter_->PrefetchHash(hash);
   }
@@ -217,6 +225,10 @@ class TableReader {
   BlockContents filter_contents_;
   BlockHandle filter_handle_;
   std::unique_ptr<FilterBlockReader> filter_;
+  // What filter_ can answer (set by ReadFilter from the properties): whole keys, and prefixes
+  // of the reader's extractor.
+  bool whole_key_filter_ = false;
+  bool prefix_filter_ = false;
 };
 
 }  // namespace shale

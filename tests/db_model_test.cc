@@ -189,6 +189,26 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
     return r;
   }
   // Closes, and opens with a descriptor for every family of models.
+  // A prefix extractor and filter contents for the next open, at random: none, fixed or
+  // capped prefixes of the model's keys ("key1", "key12", "sd3" ...), whole keys in the table
+  // filters or not. Families keep their data across a change.
+  void PickPrefixOptions(Random* rnd) {
+    switch (rnd->Uniform(4)) {
+      case 0:
+        options_.prefix_extractor = nullptr;
+        break;
+      case 1:
+        options_.prefix_extractor = NewFixedPrefixTransform(4);
+        break;
+      case 2:
+        options_.prefix_extractor = NewFixedPrefixTransform(5);
+        break;
+      default:
+        options_.prefix_extractor = NewCappedPrefixTransform(4);
+        break;
+    }
+    options_.whole_key_filtering = !rnd->OneIn(4);
+  }
   void ReopenFamilies(const Models& models) {
     handles_.clear();
     Close();
@@ -240,10 +260,32 @@ void DBModelTest::CheckIterator(Random* rnd, const Model& full_model, const Snap
     bounded_model = Model(from, to);
     model_ptr = &bounded_model;
   }
-  const Model& model = *model_ptr;
+  // With a prefix extractor, a third of the iterators keep to the prefix of each seek's key
+  // (the model of a seek is then the keys of that prefix), and a quarter seek without the
+  // prefix filters.
+  ro.prefix_same_as_start = rnd->OneIn(3);
+  ro.total_order_seek = rnd->OneIn(4);
+  const SliceTransform* extractor = options_.prefix_extractor.get();
+  Model prefix_model;
+  const Model* current = model_ptr;
+  // The model for a seek to key (a prefix seek unless !limit).
+  auto model_for = [&](const Slice& key, bool limit) -> const Model& {
+    if (!limit || !ro.prefix_same_as_start || extractor == nullptr || !extractor->InDomain(key)) {
+      current = model_ptr;
+      return *current;
+    }
+    prefix_model.clear();
+    const Slice prefix = extractor->Transform(key);
+    for (const auto& [k, v] : *model_ptr) {
+      if (extractor->InDomain(k) && extractor->Transform(k) == prefix) prefix_model.emplace(k, v);
+    }
+    current = &prefix_model;
+    return *current;
+  };
   std::unique_ptr<Iterator> it = cf != nullptr ? db_->NewIterator(ro, cf) : db_->NewIterator(ro);
   std::optional<Model::const_iterator> pos;  // model position; nullopt = invalid
   auto check = [&](const char* op) {
+    const Model& model = *current;
     bool model_valid = pos.has_value() && *pos != model.end();
     ASSERT_EQ(it->Valid(), model_valid) << op;
     ASSERT_TRUE(it->status().ok()) << it->status().ToString();
@@ -254,27 +296,38 @@ void DBModelTest::CheckIterator(Random* rnd, const Model& full_model, const Snap
   };
   for (int step = 0; step < 20; step++) {
     int choice = static_cast<int>(rnd->Uniform(6));
-    bool model_valid = pos.has_value() && *pos != model.end();
+    bool model_valid = pos.has_value() && *pos != current->end();
     if (!model_valid && (choice == 4 || choice == 5)) choice = static_cast<int>(rnd->Uniform(4));
     std::string target = RandomReadKey(rnd);
     switch (choice) {
-      case 0:
+      case 0: {
         it->SeekToFirst();
+        const Model& model = model_for(Slice(), false);
         pos = model.begin();
         check("SeekToFirst");
         break;
-      case 1:
+      }
+      case 1: {
         it->SeekToLast();
+        const Model& model = model_for(Slice(), false);
         pos = model.empty() ? model.end() : std::prev(model.end());
         check("SeekToLast");
         break;
-      case 2:
+      }
+      case 2: {
         it->Seek(target);
+        // A seek below the lower bound seeks the bound.
+        const bool below = ro.iterate_lower_bound != nullptr && target < lower_key;
+        const Model& model = model_for(below ? Slice(lower_key) : Slice(target), true);
         pos = model.lower_bound(target);
         check("Seek");
         break;
+      }
       case 3: {
         it->SeekForPrev(target);
+        // A seek at or above the upper bound is not held to a prefix.
+        const bool above = ro.iterate_upper_bound != nullptr && target >= upper_key;
+        const Model& model = model_for(target, !above);
         auto ub = model.upper_bound(target);
         pos = ub == model.begin() ? model.end() : std::prev(ub);
         check("SeekForPrev");
@@ -287,7 +340,7 @@ void DBModelTest::CheckIterator(Random* rnd, const Model& full_model, const Snap
         break;
       case 5:
         it->Prev();
-        pos = *pos == model.begin() ? model.end() : std::prev(*pos);
+        pos = *pos == current->begin() ? current->end() : std::prev(*pos);
         check("Prev");
         break;
     }
@@ -329,8 +382,9 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   options_.block_cache = set.lru_block_cache
                              ? NewLRUCache(64 << 10)
                              : HyperClockCacheOptions(64 << 10, set.block_size).MakeSharedCache();
-  Open();
   Random rnd(seed);
+  PickPrefixOptions(&rnd);
+  Open();
   // The default family and up to three more, created and dropped as the run goes; each
   // operation acts on one family (a batch or MultiGet on several).
   Models models = {{kDefaultColumnFamilyName, Model()}};
@@ -640,6 +694,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     } else {
       for (const Snap& s : snapshots) db_->ReleaseSnapshot(s.snapshot);
       snapshots.clear();
+      PickPrefixOptions(&rnd);
       ReopenFamilies(models);
       if (HasFatalFailure()) return;
       CheckAllContents(models, "after reopen at op " + std::to_string(op));

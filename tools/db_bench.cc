@@ -138,6 +138,15 @@ DEFINE_int64(max_scan_distance, 0,
              "seekrandom: iterate_upper_bound this many keys past the seek key (with "
              "-reverse_iterator: iterate_lower_bound that many before it); 0: unbounded");
 DEFINE_bool(reverse_iterator, false, "seekrandom: step with Prev() instead of Next()");
+DEFINE_int32(prefix_size, 0,
+             "prefix_extractor: a fixed prefix of this many bytes (0: none); with "
+             "-keys_per_prefix, the key layout's prefix part");
+DEFINE_int64(keys_per_prefix, 0,
+             "Keys share -prefix_size byte prefixes, about this many per prefix: key k has "
+             "prefix k % (num / keys_per_prefix), as RocksDB's db_bench (0: the key number only)");
+DEFINE_bool(total_order_seek, false, "seekrandom: ReadOptions::total_order_seek");
+DEFINE_bool(prefix_same_as_start, false, "seekrandom: ReadOptions::prefix_same_as_start");
+DEFINE_bool(whole_key_filtering, true, "Table filters hold whole keys (else prefixes only)");
 DEFINE_int32(readwritepercent, 90, "readrandomwriterandom: percentage of operations that read");
 DEFINE_uint64(benchmark_write_rate_limit, 0,
               "readwhilewriting: the writer's rate in bytes/s (0: unlimited)");
@@ -169,6 +178,13 @@ void CheckFlagRanges() {
   if (FLAGS_entries_per_batch < 0) fail("-entries_per_batch must be >= 0");
   if (FLAGS_seek_nexts < 0) fail("-seek_nexts must be >= 0");
   if (FLAGS_max_scan_distance < 0) fail("-max_scan_distance must be >= 0");
+  if (FLAGS_prefix_size < 0 || FLAGS_prefix_size > FLAGS_key_size) {
+    fail("-prefix_size must be in [0, -key_size]");
+  }
+  if (FLAGS_keys_per_prefix < 0) fail("-keys_per_prefix must be >= 0");
+  if (FLAGS_keys_per_prefix > 0 && FLAGS_prefix_size == 0) {
+    fail("-keys_per_prefix needs -prefix_size");
+  }
   if (FLAGS_readwritepercent < 0 || FLAGS_readwritepercent > 100) {
     fail("-readwritepercent must be in [0, 100]");
   }
@@ -194,20 +210,37 @@ void CheckFlagRanges() {
   if (FLAGS_cache_size < 0) fail("-cache_size must be >= 0");
 }
 
-// Key number → key bytes: 8 big-endian bytes (fewer if key_size < 8), then '0' padding.
+// Key number → key bytes, as RocksDB's db_bench makes them. Without keys_per_prefix: 8
+// big-endian bytes (fewer if key_size < 8), then '0' padding. With it: first a prefix_size-byte
+// prefix, v % (num / keys_per_prefix) as up to 8 big-endian bytes ('0' padded), then the key
+// number as above in what is left.
 class KeyFormat {
  public:
-  explicit KeyFormat(int key_size) : key_size_(key_size) {}
+  KeyFormat(int key_size, int prefix_size, int64_t keys_per_prefix, int64_t num)
+      : key_size_(key_size),
+        prefix_size_(keys_per_prefix > 0 ? prefix_size : 0),
+        num_prefixes_(keys_per_prefix > 0 ? std::max<int64_t>(1, num / keys_per_prefix) : 0) {}
   void Make(uint64_t v, std::string* key) const {
     key->resize(key_size_);
     char* p = key->data();
-    int fill = std::min(key_size_, 8);
-    for (int i = 0; i < fill; i++) p[i] = static_cast<char>((v >> ((fill - i - 1) * 8)) & 0xff);
-    if (key_size_ > fill) std::memset(p + fill, '0', key_size_ - fill);
+    if (prefix_size_ > 0) {
+      PutBigEndian(v % static_cast<uint64_t>(num_prefixes_), prefix_size_, p);
+      p += prefix_size_;
+    }
+    PutBigEndian(v, key_size_ - prefix_size_, p);
   }
 
  private:
+  // v's low min(size, 8) bytes, big-endian, then '0' up to size.
+  static void PutBigEndian(uint64_t v, int size, char* p) {
+    const int fill = std::min(size, 8);
+    for (int i = 0; i < fill; i++) p[i] = static_cast<char>((v >> ((fill - i - 1) * 8)) & 0xff);
+    if (size > fill) std::memset(p + fill, '0', size - fill);
+  }
+
   const int key_size_;
+  const int prefix_size_;
+  const int64_t num_prefixes_;
 };
 
 // Values cut from a 1 MiB buffer whose pieces compress to half their size.
@@ -295,7 +328,8 @@ constexpr std::string_view kBenchmarkNames[] = {"fillseq",
 
 class Benchmark {
  public:
-  explicit Benchmark(uint64_t seed) : seed_(seed), keys_(FLAGS_key_size) {}
+  explicit Benchmark(uint64_t seed)
+      : seed_(seed), keys_(FLAGS_key_size, FLAGS_prefix_size, FLAGS_keys_per_prefix, FLAGS_num) {}
 
   int Run() {
     std::vector<std::string> names;
@@ -364,6 +398,8 @@ class Benchmark {
     std::printf("Seed:       %llu (replay with -seed=%llu)\n",
                 static_cast<unsigned long long>(seed_), static_cast<unsigned long long>(seed_));
     std::printf("Keys:       %d bytes each\n", FLAGS_key_size);
+    std::printf("Prefix:    %d bytes\n", FLAGS_prefix_size);
+    std::printf("Keys per prefix:    %lld\n", static_cast<long long>(FLAGS_keys_per_prefix));
     std::printf("Values:     %d bytes each (%d bytes after compression)\n", FLAGS_value_size,
                 FLAGS_value_size / 2);
     std::printf("Entries:    %lld\n", static_cast<long long>(FLAGS_num));
@@ -414,6 +450,10 @@ class Benchmark {
     o.block_size = static_cast<size_t>(FLAGS_block_size);
     o.block_restart_interval = FLAGS_block_restart_interval;
     o.bloom_bits_per_key = FLAGS_bloom_bits;
+    o.whole_key_filtering = FLAGS_whole_key_filtering;
+    if (FLAGS_prefix_size > 0) {
+      o.prefix_extractor = NewFixedPrefixTransform(static_cast<size_t>(FLAGS_prefix_size));
+    }
     o.max_background_jobs = FLAGS_max_background_jobs;
     o.max_background_compactions = FLAGS_max_background_compactions;
     o.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
@@ -853,6 +893,8 @@ class Benchmark {
         const uint64_t pos = num == 0 ? 0 : rnd.Uniform(num);
         keys_.Make(pos, &key);
         ReadOptions ro;
+        ro.total_order_seek = FLAGS_total_order_seek;
+        ro.prefix_same_as_start = FLAGS_prefix_same_as_start;
         if (FLAGS_max_scan_distance > 0) {
           const uint64_t distance = static_cast<uint64_t>(FLAGS_max_scan_distance);
           if (FLAGS_reverse_iterator) {

@@ -13,6 +13,7 @@
 #include "shale/comparator.h"
 #include "shale/rate_limiter.h"
 #include "shale/slice.h"
+#include "shale/slice_transform.h"
 
 namespace shale {
 
@@ -137,6 +138,14 @@ struct ColumnFamilyOptions {
   // Key order. Must outlive the DB. Default: BytewiseComparator().
   const Comparator* comparator = BytewiseComparator();
   std::shared_ptr<MergeOperator> merge_operator;  // null: Merge is InvalidArgument
+  // Prefixes of keys (see shale/slice_transform.h; null: none). With one, table filters and
+  // memtable filters also hold the prefix of every key in the extractor's domain, and an
+  // iterator's Seek to a key with a prefix skips the memtables and files whose filter rules
+  // that prefix out until iteration leaves it (ReadOptions::total_order_seek turns that
+  // off; prefix_same_as_start stops there). Results never depend on the extractor: it only
+  // saves reads. Can change between opens; tables written with another one are read without
+  // their prefix filter.
+  std::shared_ptr<const SliceTransform> prefix_extractor;
   // Data blocks read from tables (null: a 32 MiB HyperClockCache whose table is sized for
   // entries of block_size, 4 KiB at least; see shale/cache.h). Each block is charged its slot
   // (blocks live in size-class slots of 2 MiB slabs) plus its Block object; resident memory
@@ -195,6 +204,10 @@ struct ColumnFamilyOptions {
   size_t block_size = 4096;         // in [1, 1 GiB]
   int block_restart_interval = 16;  // >= 1
   double bloom_bits_per_key = 10;   // in [0, 100]; 0: no filter
+  // Table filters hold whole keys (for Get and MultiGet). false: only the prefixes of keys,
+  // with a prefix_extractor: point lookups then check the prefix of the key instead, and the
+  // filter is smaller when many keys share a prefix.
+  bool whole_key_filtering = true;
 };
 
 // Both sets: what DB::Open takes.
@@ -231,6 +244,14 @@ struct ReadOptions {
   // (Get, MultiGet) ignore both.
   const Slice* iterate_lower_bound = nullptr;
   const Slice* iterate_upper_bound = nullptr;
+  // With a prefix_extractor: an iterator's Seek to a key in the extractor's domain shows only
+  // keys with the prefix of that key (forward and backward, until the next seek); the iterator
+  // becomes invalid past them. SeekForPrev likewise. Seeks to keys without a prefix, and
+  // SeekToFirst / SeekToLast, are not limited.
+  bool prefix_same_as_start = false;
+  // With a prefix_extractor: seeks use no prefix filter (every memtable and file is sought).
+  // Results are the same either way; this only trades the filter checks for reads.
+  bool total_order_seek = false;
 };
 
 struct WriteOptions {

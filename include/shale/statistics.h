@@ -51,6 +51,10 @@ enum Tickers : uint32_t {
   ASYNC_READ_SUBMITTED,
   ASYNC_READ_FALLBACK,
   NUMBER_RATE_LIMITER_DRAINS,  // background IO requests that waited for the rate limiter
+  // Prefix filters (tables and memtables) asked by iterator seeks, and the times one ruled the
+  // prefix out.
+  BLOOM_FILTER_PREFIX_CHECKED,
+  BLOOM_FILTER_PREFIX_USEFUL,
   TICKER_ENUM_MAX
 };
 

@@ -11,9 +11,25 @@
 
 #include "shale/pinnable_slice.h"
 #include "shale/slice.h"
+#include "shale/slice_transform.h"
 #include "shale/status.h"
 
 namespace shale {
+
+// A prefix seek: the prefix of the target's user key, by the family's extractor.
+// stop_at_prefix_end: the reader stops at the first key without that prefix (ReadOptions::
+// prefix_same_as_start), so what follows need not be correct; otherwise iterators skipped by
+// their filters are sought as soon as iteration leaves the prefix, and every key shows.
+struct PrefixSeek {
+  Slice prefix;
+  const SliceTransform* extractor = nullptr;
+  bool stop_at_prefix_end = false;
+
+  // Whether user_key has this prefix.
+  bool Matches(const Slice& user_key) const {
+    return extractor->InDomain(user_key) && extractor->Transform(user_key) == prefix;
+  }
+};
 
 class InternalIterator : public Cleanable {
  public:
@@ -34,6 +50,16 @@ class InternalIterator : public Cleanable {
   virtual Slice key() const = 0;
   virtual Slice value() const = 0;
   virtual Status status() const = 0;
+
+  // Seek(target) for a reader that wants the keys with target's prefix first (see PrefixSeek).
+  // An iterator that can tell from a filter that it holds no key with that prefix at or after
+  // target returns false and is left unpositioned: it must be sought again before use. true:
+  // positioned as Seek(target) would.
+  virtual bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) {
+    (void)prefix;
+    Seek(target);
+    return true;
+  }
 };
 
 // An iterator over nothing, with status s (OK: simply empty).

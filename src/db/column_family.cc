@@ -16,6 +16,7 @@ TableReaderOptions ReaderOptions(const Options& options, const InternalKeyCompar
   ro.rate_limiter = options.rate_limiter.get();
   ro.check_merge_operator = true;
   ro.merge_operator_name = options.merge_operator ? options.merge_operator->Name() : nullptr;
+  ro.prefix_extractor = options.prefix_extractor.get();
   return ro;
 }
 
@@ -44,7 +45,8 @@ ColumnFamilyData::~ColumnFamilyData() {
 MemTable* ColumnFamilyData::NewMemTable() const {
   auto* m = new MemTable(icmp, MemTable::ArenaBlockSizeFor(options.write_buffer_size),
                          static_cast<size_t>(static_cast<double>(options.write_buffer_size) *
-                                             options.memtable_bloom_size_ratio));
+                                             options.memtable_bloom_size_ratio),
+                         options.prefix_extractor);
   m->Ref();  // the caller's reference; the memtable frees itself on the last Unref
   return m;
 }

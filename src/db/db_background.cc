@@ -34,6 +34,8 @@ TableBuilderOptions DBImpl::BuilderOptions(const ColumnFamilyData& cfd) {
   o.bloom_bits_per_key = options.bloom_bits_per_key;
   o.compression = options.compression;
   if (options.merge_operator) o.merge_operator_name = options.merge_operator->Name();
+  o.prefix_extractor = options.prefix_extractor.get();  // the family's options outlive jobs
+  o.whole_key_filtering = options.whole_key_filtering;
   return o;
 }
 

@@ -15,15 +15,18 @@ namespace {
 class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* ucmp, const MergeOperator* merge_operator, Statistics* stats,
-         std::unique_ptr<InternalIterator> iter, SequenceNumber sequence, const Slice* lower,
-         const Slice* upper)
+         std::unique_ptr<InternalIterator> iter, SequenceNumber sequence,
+         const DBIterOptions& options)
       : ucmp_(ucmp),
         merge_operator_(merge_operator),
         stats_(stats),
         iter_(std::move(iter)),
         sequence_(sequence),
-        lower_(lower),
-        upper_(upper) {}
+        lower_(options.lower_bound),
+        upper_(options.upper_bound),
+        extractor_(options.prefix_extractor),
+        prefix_same_as_start_(options.prefix_same_as_start),
+        total_order_seek_(options.total_order_seek) {}
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return Slice(key_); }
@@ -41,10 +44,18 @@ class DBIter final : public Iterator {
   }
   void Seek(const Slice& target) override {
     Reset();
-    if (BelowLower(target)) {
-      SeekInternal(*lower_, sequence_);
+    const Slice& from = BelowLower(target) ? *lower_ : target;
+    if (StartPrefix(from)) {
+      lookup_.clear();
+      AppendInternalKey(&lookup_, from, sequence_, kValueTypeForSeek);
+      PrefixSeek seek{Slice(prefix_), extractor_, prefix_same_as_start_};
+      if (!iter_->SeekInPrefix(lookup_, seek)) {
+        // No memtable or file holds the prefix.
+        if (prefix_same_as_start_) return;
+        iter_->Seek(lookup_);
+      }
     } else {
-      SeekInternal(target, sequence_);
+      SeekInternal(from, sequence_);
     }
     FindNextUserEntry(false, Slice());
   }
@@ -70,6 +81,7 @@ class DBIter final : public Iterator {
     if (AtOrAboveUpper(target)) {
       SeekBeforeUpper();
     } else {
+      StartPrefix(target);
       // The oldest possible entry of target: everything <= it belongs to keys <= target.
       lookup_.clear();
       AppendInternalKey(&lookup_, target, 0, kTypeDeletion);
@@ -90,6 +102,23 @@ class DBIter final : public Iterator {
     valid_ = false;
     at_current_entry_ = false;
     status_ = Status::OK();
+    in_prefix_ = false;
+  }
+
+  // A seek to key: with prefix_same_as_start, only keys of key's prefix are shown until the
+  // next seek. true: the seek should be a prefix seek (the internal iterator may skip what
+  // its filters rule out).
+  bool StartPrefix(const Slice& key) {
+    if (extractor_ == nullptr || !extractor_->InDomain(key)) return false;
+    const Slice p = extractor_->Transform(key);
+    prefix_.assign(p.data(), p.size());
+    in_prefix_ = prefix_same_as_start_;
+    return !total_order_seek_;
+  }
+  // Whether user_key lies outside the prefix the iterator is held to.
+  bool OutsidePrefix(const Slice& user_key) const {
+    return in_prefix_ &&
+           !(extractor_->InDomain(user_key) && extractor_->Transform(user_key) == Slice(prefix_));
   }
 
   bool BelowLower(const Slice& user_key) const {
@@ -154,6 +183,7 @@ class DBIter final : public Iterator {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
       if (AtOrAboveUpper(ikey.user_key)) return;  // past the range: nothing more to show
+      if (OutsidePrefix(ikey.user_key)) return;
       if (ikey.sequence > sequence_ || (skipping && ucmp_->Compare(ikey.user_key, skip) <= 0)) {
         PerfCount(&PerfContext::internal_key_skipped_count);
         continue;
@@ -253,6 +283,7 @@ class DBIter final : public Iterator {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
       if (BelowLower(ikey.user_key)) return;  // before the range: nothing more to show
+      if (OutsidePrefix(ikey.user_key)) return;
       std::string user_key(ikey.user_key.data(), ikey.user_key.size());
       if (ResolveKey(user_key)) {
         valid_ = true;
@@ -273,8 +304,14 @@ class DBIter final : public Iterator {
   const SequenceNumber sequence_;
   const Slice* const lower_;  // ReadOptions::iterate_lower_bound / upper_bound (may be null)
   const Slice* const upper_;
+  const SliceTransform* const extractor_;  // may be null
+  const bool prefix_same_as_start_;
+  const bool total_order_seek_;
 
   bool valid_ = false;
+  // The prefix of the last seek's key; in_prefix_: keys outside it are not shown.
+  std::string prefix_;
+  bool in_prefix_ = false;
   bool at_current_entry_ = false;  // iter_ is at the entry key_/value_ came from
   Status status_;
   std::string key_;
@@ -306,10 +343,9 @@ class ErrorIterator final : public Iterator {
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         const MergeOperator* merge_operator, Statistics* stats,
                                         std::unique_ptr<InternalIterator> internal,
-                                        SequenceNumber sequence, const Slice* lower_bound,
-                                        const Slice* upper_bound) {
+                                        SequenceNumber sequence, const DBIterOptions& options) {
   return std::make_unique<DBIter>(user_comparator, merge_operator, stats, std::move(internal),
-                                  sequence, lower_bound, upper_bound);
+                                  sequence, options);
 }
 
 std::unique_ptr<Iterator> NewErrorIterator(const Status& status) {

@@ -20,13 +20,25 @@ namespace shale {
 
 class Statistics;
 
-// lower_bound / upper_bound (may be null; they must outlive the iterator): only user keys in
-// [lower, upper) are shown (ReadOptions::iterate_lower_bound / iterate_upper_bound).
+// What a DBIter shows beyond the visible, live keys at its sequence.
+struct DBIterOptions {
+  // Only user keys in [lower_bound, upper_bound) (ReadOptions::iterate_lower_bound /
+  // iterate_upper_bound; may be null, and must outlive the iterator).
+  const Slice* lower_bound = nullptr;
+  const Slice* upper_bound = nullptr;
+  // The family's prefix extractor (may be null; must outlive the iterator). With one, a seek
+  // to a key in its domain asks the internal iterator for a prefix seek unless
+  // total_order_seek, and with prefix_same_as_start shows only keys of that prefix.
+  const SliceTransform* prefix_extractor = nullptr;
+  bool prefix_same_as_start = false;
+  bool total_order_seek = false;
+};
+
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         const MergeOperator* merge_operator, Statistics* stats,
                                         std::unique_ptr<InternalIterator> internal,
-                                        SequenceNumber sequence, const Slice* lower_bound = nullptr,
-                                        const Slice* upper_bound = nullptr);
+                                        SequenceNumber sequence,
+                                        const DBIterOptions& options = DBIterOptions());
 
 // An iterator that is never valid and reports status.
 std::unique_ptr<Iterator> NewErrorIterator(const Status& status);

@@ -384,9 +384,15 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
   for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
   sv->current->AddIterators(options, &children);
   const ColumnFamilyData& family = *sv->cfd;
-  auto iter = NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
-                            NewMergingIterator(&family.icmp, std::move(children)), seq,
-                            options.iterate_lower_bound, options.iterate_upper_bound);
+  DBIterOptions iter_options;
+  iter_options.lower_bound = options.iterate_lower_bound;
+  iter_options.upper_bound = options.iterate_upper_bound;
+  iter_options.prefix_extractor = family.options.prefix_extractor.get();  // held by sv->cfd
+  iter_options.prefix_same_as_start = options.prefix_same_as_start;
+  iter_options.total_order_seek = options.total_order_seek;
+  auto iter =
+      NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
+                    NewMergingIterator(&family.icmp, std::move(children)), seq, iter_options);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
   live_iterators_.fetch_add(1, std::memory_order_relaxed);

@@ -29,6 +29,15 @@ class LevelIterator final : public InternalIterator {
     if (file_iter_ != nullptr) file_iter_->Seek(target);
     SkipForward();
   }
+  // The file that would hold target decides: keys with one prefix are adjacent, so when its
+  // filter rules the prefix out, no key of the level at or after target has it (those
+  // would lie between target and that file's largest key).
+  bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override {
+    OpenFileForward(FindFile(target));
+    if (file_iter_ != nullptr && !file_iter_->SeekInPrefix(target, prefix)) return false;
+    SkipForward();
+    return true;
+  }
   void SeekForPrev(const Slice& target) override {
     size_t i = FindFile(target);
     if (i >= files_.size()) i = files_.size() - 1;

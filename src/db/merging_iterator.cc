@@ -17,18 +17,43 @@ class MergingIterator final : public InternalIterator {
   // older version of a key whose newer one is in the failed child.
   bool Valid() const override { return status_.ok() && !heap_.empty(); }
   void SeekToFirst() override {
+    deferred_.clear();
     for (auto& c : children_) c->SeekToFirst();
     Rebuild(kForward);
   }
   void SeekToLast() override {
+    deferred_.clear();
     for (auto& c : children_) c->SeekToLast();
     Rebuild(kReverse);
   }
   void Seek(const Slice& target) override {
+    deferred_.clear();
     for (auto& c : children_) c->Seek(target);
     Rebuild(kForward);
   }
+  // Children whose filters rule the prefix out wait, unpositioned, until iteration leaves
+  // the prefix (CheckDeferred). false only when every child was ruled out.
+  bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override {
+    deferred_.clear();
+    for (size_t i = 0; i < children_.size(); i++) {
+      if (!children_[i]->SeekInPrefix(target, prefix)) deferred_.push_back(i);
+    }
+    if (deferred_.size() == children_.size()) {
+      deferred_.clear();
+      return false;
+    }
+    if (!deferred_.empty()) {
+      deferred_target_.assign(target.data(), target.size());
+      prefix_storage_.assign(prefix.prefix.data(), prefix.prefix.size());
+      prefix_ = prefix;
+      prefix_.prefix = Slice(prefix_storage_);
+    }
+    Rebuild(kForward);
+    CheckDeferred();
+    return true;
+  }
   void SeekForPrev(const Slice& target) override {
+    deferred_.clear();
     for (auto& c : children_) c->SeekForPrev(target);
     Rebuild(kReverse);
   }
@@ -48,9 +73,11 @@ class MergingIterator final : public InternalIterator {
     }
     children_[heap_.front()]->Next();
     FixTop();
+    CheckDeferred();
   }
   void Prev() override {
     if (direction_ != kReverse) {
+      deferred_.clear();  // the loop below positions them too
       // Every other child moves to its last entry before the current key.
       const std::string current = key().ToString();
       InternalIterator* top = children_[heap_.front()].get();
@@ -97,12 +124,27 @@ class MergingIterator final : public InternalIterator {
       i = best;
     }
   }
-  // After every child was positioned: the heap of the valid ones, and the first child error.
+  // Once the forward scan leaves the prefix of a prefix seek, the children its filters
+  // skipped are sought to the seek's target: they hold no key with the prefix, so their
+  // first keys at or after it all sort after the keys shown so far. With stop_at_prefix_end
+  // the reader stops there instead, and they are never read.
+  void CheckDeferred() {
+    if (deferred_.empty() || prefix_.stop_at_prefix_end) return;
+    if (!heap_.empty() && prefix_.Matches(ExtractUserKey(children_[heap_.front()]->key()))) {
+      return;
+    }
+    for (size_t i : deferred_) children_[i]->Seek(deferred_target_);
+    deferred_.clear();
+    Rebuild(kForward);
+  }
+  // After every child was positioned (but the deferred ones): the heap of the valid ones, and
+  // the first child error.
   void Rebuild(Direction d) {
     direction_ = d;
     heap_.clear();
     status_ = Status::OK();
     for (size_t i = 0; i < children_.size(); i++) {
+      if (std::find(deferred_.begin(), deferred_.end(), i) != deferred_.end()) continue;
       if (children_[i]->Valid()) {
         heap_.push_back(i);
       } else {
@@ -128,6 +170,11 @@ class MergingIterator final : public InternalIterator {
   std::vector<std::unique_ptr<InternalIterator>> children_;
   std::vector<size_t> heap_;  // indexes of valid children
   Direction direction_ = kForward;
+  // Children a prefix seek left unpositioned (SeekInPrefix), with that seek's target and prefix.
+  std::vector<size_t> deferred_;
+  std::string deferred_target_;
+  std::string prefix_storage_;
+  PrefixSeek prefix_;
   // The first error of a child since the last repositioning of all children; not OK makes
   // this iterator invalid.
   Status status_;

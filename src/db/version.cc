@@ -153,7 +153,7 @@ class MultiGetBatch {
         const OpenTable& t = open_[k->table];
         if (!t.status.ok()) {
           k->status = t.status;
-        } else if (Reader(k->table)->FilterMayMatch(k->hash)) {
+        } else if (Reader(k->table)->FilterMayMatch(k->lkey.user_key(), k->hash)) {
           placed_.emplace_back(k->table, k->position);
         } else {
           next_.push_back(k);

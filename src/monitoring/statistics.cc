@@ -44,6 +44,8 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
     "shale.async.read.submitted",
     "shale.async.read.fallback",
     "shale.number.rate_limiter.drains",
+    "shale.bloom.filter.prefix.checked",
+    "shale.bloom.filter.prefix.useful",
 };
 
 constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
