@@ -40,9 +40,12 @@ int BloomProbesForBitsPerKey(double bits_per_key) {
   return (millibits - 1) / 2000 - 1;
 }
 
-FilterBlockBuilder::FilterBlockBuilder(double bits_per_key)
-    : bits_per_key_(bits_per_key), num_probes_(BloomProbesForBitsPerKey(bits_per_key)) {
+FilterBlockBuilder::FilterBlockBuilder(double bits_per_key, uint8_t kind)
+    : bits_per_key_(bits_per_key),
+      num_probes_(BloomProbesForBitsPerKey(bits_per_key)),
+      kind_(kind) {
   SHALE_ASSERT(bits_per_key > 0);
+  SHALE_ASSERT(kind == kCacheLocalBloomKind || kind == kPrefixOnlyBloomKind);
 }
 
 void FilterBlockBuilder::AddKey(const Slice& user_key) { AddHash(Hash64(user_key)); }
@@ -71,7 +74,7 @@ std::string FilterBlockBuilder::Finish() {
   }
   PutFixed32(&out, num_lines);
   out.push_back(static_cast<char>(num_probes_));
-  out.push_back(static_cast<char>(kCacheLocalBloomKind));
+  out.push_back(static_cast<char>(kind_));
   hashes_.clear();
   return out;
 }
@@ -82,13 +85,17 @@ FilterBlockReader::FilterBlockReader(const Slice& contents) {
   const uint32_t num_lines = DecodeFixed32(trailer);
   const int num_probes = static_cast<uint8_t>(trailer[4]);
   const uint8_t kind = static_cast<uint8_t>(trailer[5]);
-  if (kind != kCacheLocalBloomKind || num_probes < 1 || num_probes > 30) return;
+  if ((kind != kCacheLocalBloomKind && kind != kPrefixOnlyBloomKind) || num_probes < 1 ||
+      num_probes > 30) {
+    return;
+  }
   if (static_cast<uint64_t>(num_lines) * kFilterLineBytes != contents.size() - kFilterTrailer) {
     return;
   }
   lines_ = contents.data();
   num_lines_ = num_lines;
   num_probes_ = num_probes;
+  kind_ = kind;
   valid_ = true;
 }
 

@@ -1,7 +1,9 @@
 // The table's filter: one cache-local Bloom filter over the user keys of the whole file.
 //
 //   filter_block := lines[num_lines × 64 bytes] num_lines:fixed32 num_probes:u8 kind:u8
-//   kind 1 = cache-local Bloom (the only kind so far)
+//   kind 1 = cache-local Bloom over whole user keys (and maybe prefixes)
+//   kind 2 = cache-local Bloom over prefixes only (ColumnFamilyOptions::whole_key_filtering
+//            false): readers that do not know it take it as "may match", never as a key filter
 //
 // A key's 64-bit XXH3 hash picks its 64-byte line with the low 32 bits (multiply-shift range
 // reduction) and its num_probes bits inside that line with the high 32 bits (each probe takes
@@ -25,6 +27,7 @@
 namespace shale {
 
 constexpr uint8_t kCacheLocalBloomKind = 1;
+constexpr uint8_t kPrefixOnlyBloomKind = 2;
 constexpr size_t kFilterLineBytes = 64;
 
 // The number of probes used at a given bits/key.
@@ -32,8 +35,9 @@ int BloomProbesForBitsPerKey(double bits_per_key);
 
 class FilterBlockBuilder {
  public:
-  // REQUIRES: bits_per_key > 0.
-  explicit FilterBlockBuilder(double bits_per_key);
+  // REQUIRES: bits_per_key > 0. kind: kCacheLocalBloomKind or kPrefixOnlyBloomKind (the
+  // layout is the same; the kind says what was added).
+  explicit FilterBlockBuilder(double bits_per_key, uint8_t kind = kCacheLocalBloomKind);
   FilterBlockBuilder(const FilterBlockBuilder&) = delete;
   FilterBlockBuilder& operator=(const FilterBlockBuilder&) = delete;
 
@@ -47,6 +51,7 @@ class FilterBlockBuilder {
  private:
   const double bits_per_key_;
   const int num_probes_;
+  const uint8_t kind_;
   std::vector<uint64_t> hashes_;
 };
 
@@ -63,6 +68,7 @@ class FilterBlockReader {
   // False when the block was not understood (every probe then says "may match").
   bool valid() const { return valid_; }
   int num_probes() const { return num_probes_; }
+  uint8_t kind() const { return kind_; }
   uint32_t num_lines() const { return num_lines_; }
 
  private:
@@ -72,6 +78,7 @@ class FilterBlockReader {
   const char* lines_ = nullptr;
   uint32_t num_lines_ = 0;
   int num_probes_ = 0;
+  uint8_t kind_ = 0;
   bool valid_ = false;
 };
 

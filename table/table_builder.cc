@@ -9,8 +9,12 @@ namespace shale {
 TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* file)
     : options_(options), file_(file), data_block_(options.block_restart_interval), index_block_(1) {
   SHALE_ASSERT(options_.comparator != nullptr);
-  if (options_.bloom_bits_per_key > 0) {
-    filter_ = std::make_unique<FilterBlockBuilder>(options_.bloom_bits_per_key);
+  // Without whole keys and without an extractor a filter would hold nothing.
+  if (options_.bloom_bits_per_key > 0 &&
+      (options_.whole_key_filtering || options_.prefix_extractor != nullptr)) {
+    filter_ = std::make_unique<FilterBlockBuilder>(
+        options_.bloom_bits_per_key,
+        options_.whole_key_filtering ? kCacheLocalBloomKind : kPrefixOnlyBloomKind);
     props_.filter_kind = "cachelocalbloom";
     props_.bloom_millibits_per_key =
         static_cast<uint64_t>(std::llround(options_.bloom_bits_per_key * 1000));

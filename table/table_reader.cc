@@ -230,7 +230,10 @@ Status TableReader::ReadFilter() {
   CountBlockRead(filter_handle_);
   PerfCount(&PerfContext::filter_block_read_count);
   filter_ = std::make_unique<FilterBlockReader>(filter_contents_.data);
-  whole_key_filter_ = properties_.whole_key_filtering != 0;
+  // A prefix-only filter says so in its own kind byte, which older readers do not take for a
+  // key filter; the properties say the same.
+  whole_key_filter_ =
+      filter_->kind() == kCacheLocalBloomKind && properties_.whole_key_filtering != 0;
   const SliceTransform* extractor = options_.prefix_extractor;
   prefix_filter_ = extractor != nullptr && !properties_.prefix_extractor.empty() &&
                    properties_.prefix_extractor == extractor->Name();

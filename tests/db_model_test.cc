@@ -232,6 +232,7 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
   void CheckIterator(Random* rnd, const Model& full_model, const Snapshot* snap,
                      ColumnFamilyHandle* cf);
 
+  Random* prefix_rnd_ = nullptr;  // the current run's draws of prefix options
   // The non-default families' handles, by name.
   std::map<std::string, std::unique_ptr<ColumnFamilyHandle>> handles_;
 };
@@ -263,8 +264,8 @@ void DBModelTest::CheckIterator(Random* rnd, const Model& full_model, const Snap
   // With a prefix extractor, a third of the iterators keep to the prefix of each seek's key
   // (the model of a seek is then the keys of that prefix), and a quarter seek without the
   // prefix filters.
-  ro.prefix_same_as_start = rnd->OneIn(3);
-  ro.total_order_seek = rnd->OneIn(4);
+  ro.prefix_same_as_start = prefix_rnd_->OneIn(3);
+  ro.total_order_seek = prefix_rnd_->OneIn(4);
   const SliceTransform* extractor = options_.prefix_extractor.get();
   Model prefix_model;
   const Model* current = model_ptr;
@@ -317,17 +318,14 @@ void DBModelTest::CheckIterator(Random* rnd, const Model& full_model, const Snap
       case 2: {
         it->Seek(target);
         // A seek below the lower bound seeks the bound.
-        const bool below = ro.iterate_lower_bound != nullptr && target < lower_key;
-        const Model& model = model_for(below ? Slice(lower_key) : Slice(target), true);
+        const Model& model = model_for(target, true);  // the target's prefix, whatever the bound
         pos = model.lower_bound(target);
         check("Seek");
         break;
       }
       case 3: {
         it->SeekForPrev(target);
-        // A seek at or above the upper bound is not held to a prefix.
-        const bool above = ro.iterate_upper_bound != nullptr && target >= upper_key;
-        const Model& model = model_for(target, !above);
+        const Model& model = model_for(target, true);
         auto ub = model.upper_bound(target);
         pos = ub == model.begin() ? model.end() : std::prev(ub);
         check("SeekForPrev");
@@ -383,7 +381,11 @@ void DBModelTest::Run(uint64_t seed, int ops) {
                              ? NewLRUCache(64 << 10)
                              : HyperClockCacheOptions(64 << 10, set.block_size).MakeSharedCache();
   Random rnd(seed);
-  PickPrefixOptions(&rnd);
+  // The prefix choices draw from a stream of their own, so that the operations of a seed stay
+  // those of runs before prefixes were tested.
+  Random prefix_rnd(seed ^ 0x5bd1e995);
+  prefix_rnd_ = &prefix_rnd;
+  PickPrefixOptions(prefix_rnd_);
   Open();
   // The default family and up to three more, created and dropped as the run goes; each
   // operation acts on one family (a batch or MultiGet on several).
@@ -694,7 +696,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     } else {
       for (const Snap& s : snapshots) db_->ReleaseSnapshot(s.snapshot);
       snapshots.clear();
-      PickPrefixOptions(&rnd);
+      PickPrefixOptions(prefix_rnd_);
       ReopenFamilies(models);
       if (HasFatalFailure()) return;
       CheckAllContents(models, "after reopen at op " + std::to_string(op));

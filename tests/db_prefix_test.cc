@@ -14,6 +14,8 @@
 #include "shale/slice_transform.h"
 #include "shale/statistics.h"
 #include "src/util/random.h"
+#include "table/block_builder.h"
+#include "table/filter_block.h"
 #include "table/table_properties.h"
 #include "tests/db_test_util.h"
 
@@ -65,12 +67,29 @@ TEST(SliceTransformTest, TablePropertiesRecordWhatTheFilterHolds) {
   EXPECT_EQ(back.whole_key_filtering, 0u);
   EXPECT_NE(p.ToString().find("shale.prefix.extractor: shale.FixedPrefix.4"), std::string::npos);
   // A table without the fields (an older one) holds whole keys and no prefixes.
-  TableProperties old;
-  old.whole_key_filtering = 1;
+  BlockBuilder older(1);
+  older.Add("shale.comparator", "shale.BytewiseComparator");
   TableProperties read;
-  ASSERT_TRUE(read.Decode(old.Encode()).ok());
+  ASSERT_TRUE(read.Decode(older.Finish()).ok());
+  EXPECT_EQ(read.comparator, "shale.BytewiseComparator");
   EXPECT_EQ(read.whole_key_filtering, 1u);
   EXPECT_TRUE(read.prefix_extractor.empty());
+}
+
+// A filter of prefixes only carries a kind of its own: a reader that does not know it answers
+// "may match" for every key, and never takes it for a filter of whole keys.
+TEST(SliceTransformTest, PrefixOnlyFiltersHaveTheirOwnKind) {
+  FilterBlockBuilder whole(10), prefixes(10, kPrefixOnlyBloomKind);
+  whole.AddKey("p001");
+  prefixes.AddKey("p001");
+  const std::string w = whole.Finish(), p = prefixes.Finish();
+  FilterBlockReader wr(w), pr(p);
+  ASSERT_TRUE(wr.valid());
+  ASSERT_TRUE(pr.valid());
+  EXPECT_EQ(wr.kind(), kCacheLocalBloomKind);
+  EXPECT_EQ(pr.kind(), kPrefixOnlyBloomKind);
+  EXPECT_TRUE(pr.KeyMayMatch("p001"));
+  EXPECT_EQ(w.substr(0, w.size() - 1), p.substr(0, p.size() - 1));  // the same bits
 }
 
 class DBPrefixTest : public DBTestBase {
@@ -254,9 +273,10 @@ TEST_F(DBPrefixTest, AbsentPrefixReadsNoDataBlock) {
   }
   const uint64_t passed = (Ticker(BLOOM_FILTER_PREFIX_CHECKED) - checked) -
                           (Ticker(BLOOM_FILTER_PREFIX_USEFUL) - useful);
-  EXPECT_GE(Ticker(BLOOM_FILTER_PREFIX_CHECKED) - checked, 30u);
+  const uint64_t asked = Ticker(BLOOM_FILTER_PREFIX_CHECKED) - checked;
+  EXPECT_GE(asked, 30u);
   EXPECT_LE(DataBlockReads(), passed);
-  EXPECT_LE(passed, 3u);
+  EXPECT_LE(passed * 10, asked);  // well above the ~1 % false positive rate, still a filter
   EXPECT_GE(get_perf_context()->bloom_memtable_miss_count, 25u);
   // The same seeks in total order read blocks of every table on the way.
   ReadOptions total = ro;
@@ -376,7 +396,7 @@ TEST_F(DBPrefixTest, RandomSeeksMatchTheModel) {
     const std::string target =
         KeyOf(static_cast<int>(rnd.Uniform(64)), static_cast<int>(rnd.Uniform(24)));
     SCOPED_TRACE(target);
-    const int steps = static_cast<int>(rnd.Uniform(50));
+    const int steps = 1 + static_cast<int>(rnd.Uniform(50));
     EXPECT_EQ(Scan(ro, target, steps), Expect(target, ro.prefix_same_as_start, steps));
   }
 }

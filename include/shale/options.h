@@ -142,9 +142,10 @@ struct ColumnFamilyOptions {
   // memtable filters also hold the prefix of every key in the extractor's domain, and an
   // iterator's Seek to a key with a prefix skips the memtables and files whose filter rules
   // that prefix out until iteration leaves it (ReadOptions::total_order_seek turns that
-  // off; prefix_same_as_start stops there). Results never depend on the extractor: it only
-  // saves reads. Can change between opens; tables written with another one are read without
-  // their prefix filter.
+  // off; prefix_same_as_start stops there). The extractor must keep keys of one prefix
+  // adjacent in the comparator's order (see slice_transform.h); then results never depend on
+  // it: it only saves reads. Can change between opens; tables written with another one are
+  // read without their prefix filter.
   std::shared_ptr<const SliceTransform> prefix_extractor;
   // Data blocks read from tables (null: a 32 MiB HyperClockCache whose table is sized for
   // entries of block_size, 4 KiB at least; see shale/cache.h). Each block is charged its slot
@@ -246,8 +247,10 @@ struct ReadOptions {
   const Slice* iterate_upper_bound = nullptr;
   // With a prefix_extractor: an iterator's Seek to a key in the extractor's domain shows only
   // keys with the prefix of that key (forward and backward, until the next seek); the iterator
-  // becomes invalid past them. SeekForPrev likewise. Seeks to keys without a prefix, and
-  // SeekToFirst / SeekToLast, are not limited.
+  // becomes invalid past them. SeekForPrev likewise. The prefix is the seek key's even when a
+  // bound moves the seek (a Seek below iterate_lower_bound, a SeekForPrev at or above
+  // iterate_upper_bound). Seeks to keys without a prefix, and SeekToFirst / SeekToLast, are
+  // not limited.
   bool prefix_same_as_start = false;
   // With a prefix_extractor: seeks use no prefix filter (every memtable and file is sought).
   // Results are the same either way; this only trades the filter checks for reads.

@@ -51,8 +51,8 @@ enum Tickers : uint32_t {
   ASYNC_READ_SUBMITTED,
   ASYNC_READ_FALLBACK,
   NUMBER_RATE_LIMITER_DRAINS,  // background IO requests that waited for the rate limiter
-  // Prefix filters (tables and memtables) asked by iterator seeks, and the times one ruled the
-  // prefix out.
+  // Table prefix filters asked by iterator seeks, and the times one ruled the prefix out
+  // (memtable filters count in the PerfContext's bloom_memtable_* counters).
   BLOOM_FILTER_PREFIX_CHECKED,
   BLOOM_FILTER_PREFIX_USEFUL,
   TICKER_ENUM_MAX

@@ -45,7 +45,9 @@ class DBIter final : public Iterator {
   void Seek(const Slice& target) override {
     Reset();
     const Slice& from = BelowLower(target) ? *lower_ : target;
-    if (StartPrefix(from)) {
+    // The prefix is target's, as RocksDB's; the filters are asked only when the key sought
+    // (the lower bound, for a target below it) has that prefix too.
+    if (StartPrefix(target) && (&from == &target || InPrefix(from))) {
       lookup_.clear();
       AppendInternalKey(&lookup_, from, sequence_, kValueTypeForSeek);
       PrefixSeek seek{Slice(prefix_), extractor_, prefix_same_as_start_};
@@ -62,9 +64,15 @@ class DBIter final : public Iterator {
   void Next() override {
     SHALE_ASSERT(valid_);
     std::string skip = key_;
-    // Step off the entry just returned (a merge result has already left its chain), so that
-    // only older versions count as skipped.
-    if (at_current_entry_) iter_->Next();
+    if (reverse_) {
+      // The internal iterator is before key_'s entries: back to the first of them.
+      reverse_ = false;
+      SeekInternal(skip, kMaxSequenceNumber);
+    } else if (at_current_entry_) {
+      // Step off the entry just returned (a merge result has already left its chain), so
+      // that only older versions count as skipped.
+      iter_->Next();
+    }
     FindNextUserEntry(true, Slice(skip));
   }
   void SeekToLast() override {
@@ -74,33 +82,42 @@ class DBIter final : public Iterator {
     } else {
       iter_->SeekToLast();
     }
-    BackwardResolve();
+    reverse_ = true;
+    PrevUserEntry();
   }
   void SeekForPrev(const Slice& target) override {
     Reset();
+    StartPrefix(target);
     if (AtOrAboveUpper(target)) {
       SeekBeforeUpper();
     } else {
-      StartPrefix(target);
       // The oldest possible entry of target: everything <= it belongs to keys <= target.
       lookup_.clear();
       AppendInternalKey(&lookup_, target, 0, kTypeDeletion);
       iter_->SeekForPrev(lookup_);
     }
-    BackwardResolve();
+    reverse_ = true;
+    PrevUserEntry();
   }
   void Prev() override {
     SHALE_ASSERT(valid_);
-    std::string current = key_;
-    SeekInternal(current, kMaxSequenceNumber);  // first entry of the current key
-    StepBack();
-    BackwardResolve();
+    if (!reverse_) {
+      // To the last entry before key_'s: the newest possible entry of key_ sorts before all
+      // of them.
+      reverse_ = true;
+      lookup_.clear();
+      AppendInternalKey(&lookup_, key_, kMaxSequenceNumber, kValueTypeForSeek);
+      iter_->SeekForPrev(lookup_);
+    }
+    // Going backward the internal iterator already stands on the previous key's last entry.
+    PrevUserEntry();
   }
 
  private:
   void Reset() {
     valid_ = false;
     at_current_entry_ = false;
+    reverse_ = false;
     status_ = Status::OK();
     in_prefix_ = false;
   }
@@ -115,11 +132,12 @@ class DBIter final : public Iterator {
     in_prefix_ = prefix_same_as_start_;
     return !total_order_seek_;
   }
-  // Whether user_key lies outside the prefix the iterator is held to.
-  bool OutsidePrefix(const Slice& user_key) const {
-    return in_prefix_ &&
-           !(extractor_->InDomain(user_key) && extractor_->Transform(user_key) == Slice(prefix_));
+  // Whether user_key has the prefix of the last seek (REQUIRES: StartPrefix returned true).
+  bool InPrefix(const Slice& user_key) const {
+    return extractor_->InDomain(user_key) && extractor_->Transform(user_key) == Slice(prefix_);
   }
+  // Whether user_key lies outside the prefix the iterator is held to.
+  bool OutsidePrefix(const Slice& user_key) const { return in_prefix_ && !InPrefix(user_key); }
 
   bool BelowLower(const Slice& user_key) const {
     return lower_ != nullptr && ucmp_->Compare(user_key, *lower_) < 0;
@@ -151,15 +169,6 @@ class DBIter final : public Iterator {
     status_ = std::move(s);
     valid_ = false;
     return true;
-  }
-
-  // From the first entry of a user key (invalid: past the last key), to the entry before it.
-  void StepBack() {
-    if (iter_->Valid()) {
-      iter_->Prev();
-    } else if (!StoppedOnError()) {
-      iter_->SeekToLast();
-    }
   }
 
   // The entry now current, in the calling thread's PerfContext.
@@ -249,34 +258,11 @@ class DBIter final : public Iterator {
     return true;
   }
 
-  // Resolves user_key at the read sequence. true: key_/value_ hold its live value.
-  bool ResolveKey(const std::string& user_key) {
-    SeekInternal(user_key, sequence_);
-    if (!iter_->Valid()) {
-      StoppedOnError();
-      return false;
-    }
-    ParsedInternalKey ikey;
-    if (!Parse(&ikey)) return false;
-    if (!ucmp_->Equal(ikey.user_key, user_key)) return false;
-    switch (ikey.type) {
-      case kTypeDeletion:
-      case kTypeSingleDeletion:
-        return false;
-      case kTypeValue:
-        key_ = user_key;
-        value_ = iter_->value();
-        at_current_entry_ = true;
-        return true;
-      case kTypeMerge:
-        key_ = user_key;
-        return MergeFromCurrent();
-    }
-    return false;
-  }
-
-  // From the current internal position, walks back to the nearest user key with a live value.
-  void BackwardResolve() {
+  // From the last entry of a user key (or of the keys before it), walks back to the nearest
+  // user key with a live value at the read sequence. A key's entries come oldest first going
+  // backward, so its state is known once the walk has passed all of them: the internal
+  // iterator then stands on the previous key's last entry, where the next Prev goes on.
+  void PrevUserEntry() {
     valid_ = false;
     at_current_entry_ = false;
     while (iter_->Valid()) {
@@ -284,15 +270,58 @@ class DBIter final : public Iterator {
       if (!Parse(&ikey)) return;
       if (BelowLower(ikey.user_key)) return;  // before the range: nothing more to show
       if (OutsidePrefix(ikey.user_key)) return;
-      std::string user_key(ikey.user_key.data(), ikey.user_key.size());
-      if (ResolveKey(user_key)) {
+      key_.assign(ikey.user_key.data(), ikey.user_key.size());
+      // The visible entries, oldest first: a value or a deletion starts over; merge operands
+      // pile up on it.
+      bool has_base = false, any_visible = false;
+      std::vector<std::string> operands;  // oldest first
+      do {
+        if (ikey.sequence <= sequence_) {
+          any_visible = true;
+          switch (ikey.type) {
+            case kTypeValue:
+              saved_value_.assign(iter_->value().data(), iter_->value().size());
+              has_base = true;
+              operands.clear();
+              break;
+            case kTypeDeletion:
+            case kTypeSingleDeletion:
+              has_base = false;
+              operands.clear();
+              break;
+            case kTypeMerge:
+              operands.emplace_back(iter_->value().ToStringView());
+              break;
+          }
+        } else {
+          PerfCount(&PerfContext::internal_key_skipped_count);
+        }
+        iter_->Prev();
+        if (!iter_->Valid()) break;
+        if (!Parse(&ikey)) return;
+      } while (ucmp_->Equal(ikey.user_key, key_));
+      if (StoppedOnError()) return;  // older entries of the key, or its newer ones, unread
+      if (!operands.empty()) {
+        if (merge_operator_ == nullptr) {
+          status_ = Status::InvalidArgument("merge operand found but no merge_operator set");
+          return;
+        }
+        std::vector<Slice> slices(operands.begin(), operands.end());
+        const std::string base = has_base ? saved_value_ : std::string();
+        const Slice base_slice(base);
+        status_ = FullMerge(merge_operator_, key_, has_base ? &base_slice : nullptr, slices,
+                            &saved_value_, stats_);
+        if (!status_.ok()) return;
+        has_base = true;
+      } else if (any_visible && !has_base) {
+        PerfCount(&PerfContext::internal_delete_skipped_count);
+      }
+      if (has_base) {
+        value_ = Slice(saved_value_);
         valid_ = true;
         CountRead();
         return;
       }
-      if (!status_.ok()) return;
-      SeekInternal(user_key, kMaxSequenceNumber);
-      StepBack();
     }
     StoppedOnError();
   }
@@ -313,6 +342,8 @@ class DBIter final : public Iterator {
   std::string prefix_;
   bool in_prefix_ = false;
   bool at_current_entry_ = false;  // iter_ is at the entry key_/value_ came from
+  // Moving backward: iter_ stands before key_'s entries (on the previous key's last one).
+  bool reverse_ = false;
   Status status_;
   std::string key_;
   Slice value_;

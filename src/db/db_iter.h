@@ -1,9 +1,9 @@
 // DBIter: the user-visible Iterator over an InternalIterator. It hides entries newer than the
 // read sequence, drops deleted keys, resolves merge operands, and shows each user key once.
 //
-// Forward steps walk the internal iterator; backward steps re-seek to the previous user key
-// and resolve it forward (two seeks per Prev), which keeps one resolution routine for both
-// directions.
+// Both directions walk the internal iterator: forward, a key's newest visible entry decides
+// (a merge reads on to its base); backward, a key's entries arrive oldest first, so its value
+// is known once the walk has passed them all. Only a change of direction seeks.
 // Thread safety: one thread at a time. Ownership: owns the internal iterator; the caller keeps
 // what that iterator reads alive (cleanups registered on the returned Iterator).
 #pragma once

@@ -39,7 +39,11 @@ class MergingIterator final : public InternalIterator {
       if (!children_[i]->SeekInPrefix(target, prefix)) deferred_.push_back(i);
     }
     if (deferred_.size() == children_.size()) {
+      // Nothing positioned: empty, with no error of an earlier positioning left over.
       deferred_.clear();
+      heap_.clear();
+      status_ = Status::OK();
+      direction_ = kForward;
       return false;
     }
     if (!deferred_.empty()) {
