@@ -15,7 +15,7 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
     filter_ = std::make_unique<FilterBlockBuilder>(
         options_.bloom_bits_per_key,
         options_.whole_key_filtering ? kCacheLocalBloomKind : kPrefixOnlyBloomKind);
-    props_.filter_kind = "cachelocalbloom";
+    props_.filter_kind = options_.whole_key_filtering ? "cachelocalbloom" : "prefixbloom";
     props_.bloom_millibits_per_key =
         static_cast<uint64_t>(std::llround(options_.bloom_bits_per_key * 1000));
     props_.whole_key_filtering = options_.whole_key_filtering ? 1 : 0;

@@ -25,7 +25,9 @@ struct TableProperties {
   uint64_t data_size = 0;  // data blocks on disk, trailers included
   uint64_t index_size = 0;
   uint64_t filter_size = 0;
-  std::string filter_kind;  // "cachelocalbloom" or empty for no filter
+  // "cachelocalbloom" (whole keys, maybe prefixes), "prefixbloom" (prefixes only) or empty
+  // for no filter.
+  std::string filter_kind;
   uint64_t bloom_millibits_per_key = 0;
   // What the filter holds: whole user keys (1; absent in older tables: 1) and / or the
   // prefixes this extractor gives (its Name(); empty: none).

@@ -261,6 +261,8 @@ class TableTest : public ::testing::Test {
     o.block_restart_interval = shape.restart_interval;
     o.compression = shape.compression;
     o.bloom_bits_per_key = shape.bloom_bits;
+    o.prefix_extractor = prefix_extractor_.get();
+    o.whole_key_filtering = whole_key_filtering_;
     TableBuilder builder(o, file.get());
     for (const auto& [k, v] : entries) ASSERT_TRUE(builder.Add(k, v).ok());
     ASSERT_TRUE(builder.Finish().ok());
@@ -270,6 +272,12 @@ class TableTest : public ::testing::Test {
     ASSERT_TRUE(file->Sync().ok());
     ASSERT_TRUE(file->Close().ok());
   }
+  // The body of EveryBitFlipIsDetected, under the filter options below.
+  void CheckEveryBitFlipIsDetected();
+  // Filter contents of the tables Build writes, and the extractor Open's readers have.
+  std::shared_ptr<const SliceTransform> prefix_extractor_;
+  bool whole_key_filtering_ = true;
+
   Status Open(const std::string& path, std::unique_ptr<TableReader>* reader,
               std::shared_ptr<Cache> cache = nullptr) {
     std::unique_ptr<RandomAccessFile> file;
@@ -280,6 +288,7 @@ class TableTest : public ::testing::Test {
     o.block_cache = std::move(cache);
     o.statistics = stats_.get();
     o.file_name = path;
+    o.prefix_extractor = prefix_extractor_.get();
     return TableReader::Open(o, std::move(file), fs_.FileSize(path), reader);
   }
   // Get through the reader: value, "NOT_FOUND", "DELETED", "MERGE:<operands>" or "ERROR:...".
@@ -832,8 +841,19 @@ TEST_F(TableTest, KeysOutOfOrderAreCorruption) {
 }
 
 // Every single-bit flip anywhere in a fixture table is detected as Corruption on open, on
-// read or by VerifyChecksum; no flip ever yields a wrong value.
+// read or by VerifyChecksum; no flip ever yields a wrong value. Twice: with a filter of whole
+// keys, and with one of prefixes only (its own filter kind, and the extractor's name in the
+// properties).
 TEST_F(TableTest, EveryBitFlipIsDetected) {
+  for (bool prefix_only : {false, true}) {
+    SCOPED_TRACE(prefix_only ? "prefix-only filter" : "whole-key filter");
+    prefix_extractor_ = prefix_only ? NewFixedPrefixTransform(4) : nullptr;
+    whole_key_filtering_ = !prefix_only;
+    ASSERT_NO_FATAL_FAILURE(CheckEveryBitFlipIsDetected());
+  }
+}
+
+void TableTest::CheckEveryBitFlipIsDetected() {
   Entries entries;
   Random rnd(17);
   for (int i = 0; i < 40; i++) {
@@ -880,6 +900,10 @@ TEST_F(TableTest, EveryBitFlipIsDetected) {
   EXPECT_EQ(detected_on_open + detected_later, good.size() * 8);
   EXPECT_GT(detected_on_open, 0u);
   EXPECT_GT(detected_later, 0u);
+  std::unique_ptr<TableReader> reader;
+  ASSERT_TRUE(Open("/t/fixture.sst", &reader).ok());
+  EXPECT_EQ(reader->properties().prefix_extractor,
+            prefix_extractor_ != nullptr ? prefix_extractor_->Name() : "");
 }
 
 // The iterator contract holds for the memtable's iterator as well.
