@@ -47,6 +47,9 @@ case "$sanitize" in
                  -DSHALE_SANITIZE=thread -DSHALE_BUILD_MICROBENCH=OFF -DSHALE_BUILD_TOOLS=OFF)
     export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
     ctest_args+=(-R Concurrent)
+    # Only the files holding those suites are compiled.
+    only=$(grep -l 'Concurrent' tests/*_test.cc | xargs -n1 basename | paste -sd'|')
+    cmake_args+=("-DSHALE_TEST_ONLY=^($only)\$")
     ;;
   invariants)
     dir=build-invariants
@@ -55,6 +58,7 @@ case "$sanitize" in
     # The model test at 1.5 times its default length, and the check of the macro itself.
     export SHALE_MODEL_OPS=${SHALE_MODEL_OPS:-6000}
     ctest_args+=(-R 'DBModelTest|Invariants')
+    cmake_args+=("-DSHALE_TEST_ONLY=^(db_model_test|invariants_test)\\.cc\$")
     ;;
   fuzz)
     dir=build-fuzz
