@@ -43,7 +43,8 @@ Status Footer::DecodeFrom(const Slice& input) {
     return Status::Corruption("footer checksum mismatch");
   }
   format_version = DecodeFixed32(p + kHandlesLength);
-  if (format_version != kTableFormatVersion) {
+  if (format_version != kTableFormatVersion &&
+      format_version != kTableFormatVersionWithRangeDeletions) {
     return Status::NotSupported(fmt::format("table format version {}", format_version));
   }
   Slice handles(p, kHandlesLength);

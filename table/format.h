@@ -8,11 +8,19 @@
 //   footer  := metaindex_handle index_handle zero padding to 40 bytes
 //              format_version:fixed32 checksum:fixed32 magic:fixed64     (56 bytes)
 //              checksum = masked crc32c of the footer's first 44 bytes
+//   format_version := 1, or 2 when the table has a range-deletion block (older readers refuse
+//                     2 rather than miss its tombstones)
 //
 // Metaindex entries (a block of name → handle, sorted bytewise): "shale.filter" (absent when
-// the table has no filter) and "shale.properties". Data and index blocks hold internal keys;
-// index entries map a separator ≥ every key of a data block and < every key of the next one
-// to that block's handle.
+// the table has no filter), "shale.properties" and "shale.range_del" (only in format 2). Data
+// and index blocks hold internal keys; index entries map a separator ≥ every key of a data block
+// and < every key of the next one to that block's handle.
+//
+//   range_del_block := a block (restart interval 1, never compressed) of
+//                      internal_key(start, seq, kTypeRangeDeletion) → end
+// one entry per fragment and sequence of the table's fragmented tombstones
+// (src/base/range_tombstone.h), in internal-key order; start < end by the user comparator; the
+// count is the property shale.num.range.deletions.
 // Thread safety: pure functions and values.
 #pragma once
 
@@ -50,6 +58,7 @@ class BlockHandle {
 constexpr size_t kBlockTrailerSize = 5;
 constexpr uint64_t kTableMagicNumber = 0x656c616873b10c5dull;  // "]\x0c\xb1shale" little-endian
 constexpr uint32_t kTableFormatVersion = 1;
+constexpr uint32_t kTableFormatVersionWithRangeDeletions = 2;
 
 struct Footer {
   static constexpr size_t kEncodedLength = 56;

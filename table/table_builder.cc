@@ -7,7 +7,11 @@
 namespace shale {
 
 TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* file)
-    : options_(options), file_(file), data_block_(options.block_restart_interval), index_block_(1) {
+    : options_(options),
+      file_(file),
+      data_block_(options.block_restart_interval),
+      index_block_(1),
+      range_del_block_(1) {
   SHALE_ASSERT(options_.comparator != nullptr);
   // Without whole keys and without an extractor a filter would hold nothing.
   if (options_.bloom_bits_per_key > 0 &&
@@ -80,6 +84,29 @@ Status TableBuilder::Add(const Slice& key, const Slice& value) {
   return status_;
 }
 
+Status TableBuilder::AddRangeTombstone(const Slice& start, const Slice& end, SequenceNumber seq) {
+  if (!status_.ok()) return status_;
+  if (closed_)
+    return status_ = Status::InvalidArgument("TableBuilder::AddRangeTombstone after Finish");
+  const Comparator* ucmp = options_.comparator->user_comparator();
+  if (seq > kMaxSequenceNumber || ucmp->Compare(start, end) >= 0) {
+    return status_ = Status::InvalidArgument("TableBuilder::AddRangeTombstone: empty range");
+  }
+  std::string key;
+  AppendInternalKey(&key, start, seq, kTypeRangeDeletion);
+  if (props_.num_range_deletions > 0 &&
+      options_.comparator->Compare(key, last_range_del_key_) <= 0) {
+    return status_ =
+               Status::InvalidArgument("TableBuilder::AddRangeTombstone: tombstones out of order");
+  }
+  range_del_block_.Add(key, end);
+  last_range_del_key_ = std::move(key);
+  props_.num_range_deletions++;
+  props_.smallest_seqno = std::min(props_.smallest_seqno, seq);
+  props_.largest_seqno = std::max(props_.largest_seqno, seq);
+  return status_;
+}
+
 void TableBuilder::FlushDataBlock() {
   if (data_block_.empty() || !status_.ok()) return;
   const uint64_t start = offset_;
@@ -116,7 +143,9 @@ Status TableBuilder::Finish() {
   if (closed_) return Status::InvalidArgument("TableBuilder::Finish called twice");
   FlushDataBlock();
   closed_ = true;
-  if (props_.num_entries == 0) props_.smallest_seqno = 0;
+  if (props_.num_entries == 0 && props_.num_range_deletions == 0) props_.smallest_seqno = 0;
+  const bool has_range_dels = props_.num_range_deletions > 0;
+  if (has_range_dels) props_.format_version = kTableFormatVersionWithRangeDeletions;
   props_.largest_key = last_key_;
 
   if (pending_index_entry_) {
@@ -128,12 +157,13 @@ Status TableBuilder::Finish() {
     pending_index_entry_ = false;
   }
 
-  BlockHandle filter_handle, properties_handle, metaindex_handle, index_handle;
+  BlockHandle filter_handle, properties_handle, metaindex_handle, index_handle, range_del_handle;
   if (filter_ != nullptr) {
     const std::string filter = filter_->Finish();
     WriteBlock(filter, /*compress=*/false, &filter_handle);
     props_.filter_size = filter_handle.size() + kBlockTrailerSize;
   }
+  if (has_range_dels) WriteBlock(range_del_block_.Finish(), /*compress=*/false, &range_del_handle);
   // The index is written after the properties, so its size is known from the index builder.
   const Slice index_contents = index_block_.Finish();
   props_.index_size = index_contents.size() + kBlockTrailerSize;
@@ -148,12 +178,18 @@ Status TableBuilder::Finish() {
   }
   properties_handle.EncodeTo(&enc);
   metaindex.Add("shale.properties", enc);
+  if (has_range_dels) {
+    enc.clear();
+    range_del_handle.EncodeTo(&enc);
+    metaindex.Add("shale.range_del", enc);
+  }
   WriteBlock(metaindex.Finish(), /*compress=*/false, &metaindex_handle);
   WriteBlock(index_contents, /*compress=*/false, &index_handle);
 
   Footer footer;
   footer.metaindex_handle = metaindex_handle;
   footer.index_handle = index_handle;
+  footer.format_version = static_cast<uint32_t>(props_.format_version);
   std::string footer_encoding;
   footer.EncodeTo(&footer_encoding);
   WriteRaw(footer_encoding);

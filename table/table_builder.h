@@ -4,7 +4,8 @@
 // Data blocks are cut once they reach block_size; the index entry for a finished block is
 // added when the next key arrives, as the shortest separator between the block's last key
 // and that key (so index keys stay short). Blocks are zstd-compressed when asked and when it
-// saves at least 1/8. The filter covers every distinct user key.
+// saves at least 1/8. The filter covers every distinct user key. Range tombstones, added
+// apart from the point entries, go to the range-deletion block.
 //
 // Ownership: writes to a WritableFile it borrows; the caller syncs and closes it after Finish.
 // Thread safety: one thread.
@@ -50,6 +51,11 @@ class TableBuilder {
   // otherwise InvalidArgument and the builder refuses further work. Also returns the first
   // write error.
   [[nodiscard]] Status Add(const Slice& key, const Slice& value);
+  // Adds a range tombstone [start, end) at seq to the range-deletion block. Tombstones arrive
+  // fragmented (src/base/range_tombstone.h) and in internal-key order of (start, seq);
+  // otherwise, or when start >= end, InvalidArgument and the builder refuses further work.
+  // They may come before, between or after the point entries.
+  [[nodiscard]] Status AddRangeTombstone(const Slice& start, const Slice& end, SequenceNumber seq);
   // Writes the remaining blocks and the footer. No Add after it.
   [[nodiscard]] Status Finish();
   // Gives up on the file (the caller deletes it).
@@ -77,6 +83,8 @@ class TableBuilder {
 
   BlockBuilder data_block_;
   BlockBuilder index_block_;
+  BlockBuilder range_del_block_;
+  std::string last_range_del_key_;  // internal key of the last tombstone added
   std::unique_ptr<FilterBlockBuilder> filter_;
   std::string last_key_;
   std::string last_user_key_;

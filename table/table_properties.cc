@@ -31,6 +31,7 @@ void ForEachField(Props& p, IntFn&& on_int, StrFn&& on_str) {
   on_int("shale.num.deletions", p.num_deletions);
   on_int("shale.num.entries", p.num_entries);
   on_int("shale.num.merge.operands", p.num_merge_operands);
+  on_int("shale.num.range.deletions", p.num_range_deletions);
   on_str("shale.prefix.extractor", p.prefix_extractor);
   on_int("shale.raw.key.size", p.raw_key_size);
   on_int("shale.raw.value.size", p.raw_value_size);

@@ -19,6 +19,8 @@ struct TableProperties {
   uint64_t num_entries = 0;
   uint64_t num_deletions = 0;
   uint64_t num_merge_operands = 0;
+  // Entries of the range-deletion block (not counted in num_entries).
+  uint64_t num_range_deletions = 0;
   uint64_t raw_key_size = 0;  // internal keys, before prefix compression
   uint64_t raw_value_size = 0;
   uint64_t num_data_blocks = 0;

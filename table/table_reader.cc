@@ -122,6 +122,8 @@ Status TableReader::ReadMetaBlocks() {
   if (!s.ok()) return s;
   s = ReadProperties(properties_handle);
   if (!s.ok()) return s;
+  s = ReadRangeDeletions(footer.format_version);
+  if (!s.ok()) return s;
   s = ReadIndex(footer.index_handle);
   if (!s.ok()) return s;
   s = ReadFilter();
@@ -175,6 +177,8 @@ Status TableReader::ReadMetaindex(const BlockHandle& metaindex_handle,
       have_properties = true;
     } else if (meta.key() == Slice("shale.filter")) {
       filter_handle_ = h;
+    } else if (meta.key() == Slice("shale.range_del")) {
+      range_del_handle_ = h;
     }
   }
   if (!meta.status().ok())
@@ -219,6 +223,67 @@ Status TableReader::ReadIndex(const BlockHandle& index_handle) {
   CountBlockRead(index_handle);
   PerfCount(&PerfContext::index_block_read_count);
   index_block_ = std::make_unique<Block>(std::move(index_contents));
+  return Status::OK();
+}
+
+Status TableReader::ReadRangeDeletions(uint32_t format_version) {
+  const std::string& name = options_.file_name;
+  const bool expected = format_version == kTableFormatVersionWithRangeDeletions;
+  if (expected != (range_del_handle_.size() > 0)) {
+    return Status::Corruption(fmt::format("{}: format version {} {} a range-deletion block", name,
+                                          format_version, expected ? "without" : "with"));
+  }
+  if (!expected) {
+    if (properties_.num_range_deletions != 0) {
+      return Status::Corruption(name + ": range deletions counted but no block holds them");
+    }
+    return Status::OK();
+  }
+  BlockContents contents;
+  Status s = ReadBlock(file_.get(), file_size_, name, range_del_handle_, true, &contents);
+  if (!s.ok()) return s;
+  return DecodeRangeDeletions(std::move(contents), &range_tombstones_);
+}
+
+Status TableReader::DecodeRangeDeletions(
+    BlockContents contents, std::shared_ptr<const FragmentedRangeTombstoneList>* out) const {
+  const std::string& name = options_.file_name;
+  const auto bad = [&](const char* what) {
+    return Status::Corruption(fmt::format("{}: range-deletion block at offset {}: {}", name,
+                                          range_del_handle_.offset(), what));
+  };
+  const Comparator* ucmp = options_.comparator->user_comparator();
+  Block block(std::move(contents));
+  BlockIter it;
+  block.InitIterator(options_.comparator, &it);
+  std::vector<RangeTombstone> tombstones;
+  std::string prev;
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
+    const Slice key = it.key();
+    if (key.size() < 8) return bad("short key");
+    const uint64_t tag = ExtractTag(key);
+    if ((tag & 0xff) != kTypeRangeDeletion) return bad("entry of another type");
+    RangeTombstone t;
+    t.start = ExtractUserKey(key).ToString();
+    t.end = it.value().ToString();
+    t.seq = tag >> 8;
+    if (ucmp->Compare(t.start, t.end) >= 0) return bad("empty range");
+    if (t.seq < properties_.smallest_seqno || t.seq > properties_.largest_seqno) {
+      return bad("sequence number outside the table's");
+    }
+    if (!tombstones.empty() && options_.comparator->Compare(prev, key) >= 0) {
+      return bad("entries out of order");
+    }
+    prev.assign(key.data(), key.size());
+    tombstones.push_back(std::move(t));
+  }
+  if (!it.status().ok()) return bad(it.status().ToString().c_str());
+  if (tombstones.size() != properties_.num_range_deletions || tombstones.empty()) {
+    return bad("entry count differs from the properties");
+  }
+  if (out != nullptr) {
+    *out = std::make_shared<const FragmentedRangeTombstoneList>(ucmp, std::move(tombstones));
+  }
   return Status::OK();
 }
 
@@ -511,6 +576,14 @@ Status TableReader::VerifyChecksum() const {
   }
   if (!index->status().ok()) {
     return IndexBlockCorruption(options_.file_name, index->status());
+  }
+  if (range_del_handle_.size() > 0) {
+    BlockContents contents;
+    Status s =
+        ReadBlock(file_.get(), file_size_, options_.file_name, range_del_handle_, true, &contents);
+    if (!s.ok()) return s;
+    s = DecodeRangeDeletions(std::move(contents), nullptr);
+    if (!s.ok()) return s;
   }
   return Status::OK();
 }

@@ -1,8 +1,9 @@
 // TableReader: opens a block-based table file (layout in table/format.h) and answers point
 // lookups and iteration over it.
 //
-// Open reads the footer, then the metaindex, properties, index and filter blocks, verifying
-// each block's checksum; those stay in memory for the reader's life. Data blocks are read on
+// Open reads the footer, then the metaindex, properties, range-deletion, index and filter
+// blocks, verifying each block's checksum; those stay in memory for the reader's life (the range
+// tombstones as a fragmented list that readers may share beyond it). Data blocks are read on
 // demand, their checksums verified when ReadOptions::verify_checksums is set, and kept in the
 // block cache when there is one (ReadOptions::fill_cache). A value returned by Get from a
 // cached block is pinned through its cache handle, not copied.
@@ -34,6 +35,7 @@
 #include "src/base/get_context.h"
 #include "src/base/internal_iterator.h"
 #include "src/base/multi_get.h"
+#include "src/base/range_tombstone.h"
 #include "table/block.h"
 #include "table/filter_block.h"
 #include "table/format.h"
@@ -132,6 +134,10 @@ class TableReader {
   std::unique_ptr<InternalIterator> NewIndexIterator() const;
   // The handle of the filter block (size 0 when there is none).
   const BlockHandle& filter_handle() const { return filter_handle_; }
+  // The table's range tombstones; null when it has none.
+  const std::shared_ptr<const FragmentedRangeTombstoneList>& range_tombstones() const {
+    return range_tombstones_;
+  }
 
   // A point splitting the table by key: every key of the data blocks counted in range_bytes
   // (those after the previous anchor) has a user key <= user_key.
@@ -177,7 +183,7 @@ class TableReader {
   // operator), the index, the filter.
   [[nodiscard]] Status ReadMetaBlocks();
   [[nodiscard]] Status ReadFooter(Footer* footer) const;
-  // Sets *properties_handle, and filter_handle_ when the table has a filter.
+  // Sets *properties_handle, and filter_handle_ / range_del_handle_ when the table has those.
   [[nodiscard]] Status ReadMetaindex(const BlockHandle& metaindex_handle,
                                      BlockHandle* properties_handle);
   // Decodes properties_, then CheckWrittenCompatibly.
@@ -186,6 +192,13 @@ class TableReader {
   // operands written with another merge operator than this reader's.
   [[nodiscard]] Status CheckWrittenCompatibly() const;
   [[nodiscard]] Status ReadIndex(const BlockHandle& index_handle);
+  // Reads range_del_handle_'s block into range_tombstones_. Corruption when the block's
+  // presence disagrees with the format version, or when DecodeRangeDeletions refuses it.
+  [[nodiscard]] Status ReadRangeDeletions(uint32_t format_version);
+  // Checks a range-deletion block's entries (type, start < end, order, sequence numbers within
+  // the table's, their count against the properties) and, with out, fragments them.
+  [[nodiscard]] Status DecodeRangeDeletions(
+      BlockContents contents, std::shared_ptr<const FragmentedRangeTombstoneList>* out) const;
   // Reads filter_handle_'s block, if any, into filter_.
   [[nodiscard]] Status ReadFilter();
   // The block cache key of a data block: cache id, then offset.
@@ -224,6 +237,8 @@ class TableReader {
   std::unique_ptr<Block> index_block_;
   BlockContents filter_contents_;
   BlockHandle filter_handle_;
+  BlockHandle range_del_handle_;
+  std::shared_ptr<const FragmentedRangeTombstoneList> range_tombstones_;
   std::unique_ptr<FilterBlockReader> filter_;
   // What filter_ can answer (set by ReadFilter from the properties): whole keys, and prefixes
   // of the reader's extractor.

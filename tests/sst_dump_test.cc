@@ -37,6 +37,7 @@ class SstDumpTest : public ::testing::Test {
                         i % 10 == 0 ? kTypeDeletion : kTypeValue);
       EXPECT_TRUE(b.Add(k, i % 10 == 0 ? "" : "value" + std::to_string(i)).ok());
     }
+    EXPECT_TRUE(b.AddRangeTombstone("key1020", "key1030", 200).ok());
     EXPECT_TRUE(b.Finish().ok());
     EXPECT_TRUE(file->Close().ok());
   }
@@ -50,6 +51,9 @@ TEST_F(SstDumpTest, CommandsOnAGoodFile) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("'key1001' seq:11, type:1 => value1"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("'key1010' seq:20, type:0 => "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Range deletions:\n'key1020' seq:200, type:15 => 'key1030'"),
+            std::string::npos)
+      << r.output;
 
   r = RunSstDump("--file=" + path_ + " --command=check");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -62,6 +66,9 @@ TEST_F(SstDumpTest, CommandsOnAGoodFile) {
   EXPECT_NE(r.output.find("shale.filter.kind: cachelocalbloom"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("data block 0: offset 0"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("filter block"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("shale.num.range.deletions: 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("range deletions: 1 stored, 1 fragments"), std::string::npos)
+      << r.output;
 
   r = RunSstDump("--file=" + path_ + " --command=verify");
   ASSERT_EQ(r.exit_code, 0) << r.output;

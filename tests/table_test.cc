@@ -16,6 +16,7 @@
 #include "src/base/dbformat.h"
 #include "src/base/filename.h"
 #include "src/base/get_context.h"
+#include "src/base/range_tombstone.h"
 #include "src/db/table_cache.h"
 #include "src/util/coding.h"
 #include "src/util/random.h"
@@ -265,6 +266,12 @@ class TableTest : public ::testing::Test {
     o.whole_key_filtering = whole_key_filtering_;
     TableBuilder builder(o, file.get());
     for (const auto& [k, v] : entries) ASSERT_TRUE(builder.Add(k, v).ok());
+    FragmentedRangeTombstoneList list(BytewiseComparator(), tombstones_);
+    for (const auto& f : list.fragments()) {
+      for (SequenceNumber seq : list.seqs(f)) {
+        ASSERT_TRUE(builder.AddRangeTombstone(f.start, f.end, seq).ok());
+      }
+    }
     ASSERT_TRUE(builder.Finish().ok());
     EXPECT_EQ(builder.FileSize(), fs_.FileSize(path));
     EXPECT_EQ(builder.NumEntries(), entries.size());
@@ -277,6 +284,26 @@ class TableTest : public ::testing::Test {
   // Filter contents of the tables Build writes, and the extractor Open's readers have.
   std::shared_ptr<const SliceTransform> prefix_extractor_;
   bool whole_key_filtering_ = true;
+  // Range tombstones Build adds (fragmented) besides the entries.
+  std::vector<RangeTombstone> tombstones_;
+  // Whether reader's tombstones answer every covering query as tombstones_ do.
+  void ExpectTombstonesOf(const TableReader& reader) {
+    const auto& list = reader.range_tombstones();
+    if (tombstones_.empty()) {
+      EXPECT_EQ(list, nullptr);
+      return;
+    }
+    ASSERT_NE(list, nullptr);
+    FragmentedRangeTombstoneList want(BytewiseComparator(), tombstones_);
+    ASSERT_EQ(list->num_entries(), want.num_entries());
+    for (const auto& t : tombstones_) {
+      for (const std::string& key : {t.start, t.end, t.start + '\0', t.end + '\0'}) {
+        for (SequenceNumber read : {t.seq - 1, t.seq, kMaxSequenceNumber}) {
+          ASSERT_EQ(list->MaxCoveringSeq(key, read), want.MaxCoveringSeq(key, read));
+        }
+      }
+    }
+  }
 
   Status Open(const std::string& path, std::unique_ptr<TableReader>* reader,
               std::shared_ptr<Cache> cache = nullptr) {
@@ -853,6 +880,113 @@ TEST_F(TableTest, EveryBitFlipIsDetected) {
   }
 }
 
+// A table with a range-deletion block: no flip loses or changes a tombstone unnoticed.
+TEST_F(TableTest, EveryBitFlipInARangeDeletionTableIsDetected) {
+  tombstones_ = {{"key105", "key120", 70}, {"key110", "key130", 60}, {"key125", "key126", 80}};
+  ASSERT_NO_FATAL_FAILURE(CheckEveryBitFlipIsDetected());
+}
+
+TEST_F(TableTest, RangeTombstonesRoundTrip) {
+  Entries entries;
+  for (int i = 0; i < 50; i++) entries.emplace_back(IKey("k" + std::to_string(100 + i), 10), "v");
+  tombstones_ = {{"k110", "k140", 20}, {"k120", "k199", 30}, {"a", "b", 5}, {"k130", "k131", 9}};
+  TableProperties props;
+  ASSERT_NO_FATAL_FAILURE(Build("/t/rd.sst", entries,
+                                {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10},
+                                &props));
+  EXPECT_EQ(props.num_entries, entries.size());
+  EXPECT_EQ(props.num_range_deletions,
+            FragmentedRangeTombstoneList(BytewiseComparator(), tombstones_).num_entries());
+  EXPECT_EQ(props.format_version, kTableFormatVersionWithRangeDeletions);
+  EXPECT_EQ(props.smallest_seqno, 5u);
+  EXPECT_EQ(props.largest_seqno, 30u);
+  std::unique_ptr<TableReader> reader;
+  ASSERT_TRUE(Open("/t/rd.sst", &reader).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectTombstonesOf(*reader));
+  EXPECT_EQ(reader->properties().num_range_deletions, props.num_range_deletions);
+  EXPECT_TRUE(reader->VerifyChecksum().ok());
+  // Point entries are unchanged by the block beside them.
+  EXPECT_EQ(Get(reader.get(), "k125", kMaxSequenceNumber), "v");
+
+  // Only tombstones: a table with no point entry.
+  ASSERT_NO_FATAL_FAILURE(Build(
+      "/t/only.sst", {}, {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10}, &props));
+  EXPECT_EQ(props.num_entries, 0u);
+  EXPECT_EQ(props.smallest_seqno, 5u);
+  ASSERT_TRUE(Open("/t/only.sst", &reader).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectTombstonesOf(*reader));
+  auto it = reader->NewIterator(ReadOptions());
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().ok());
+  EXPECT_TRUE(reader->VerifyChecksum().ok());
+
+  // Without tombstones the table keeps format 1 and has no list.
+  tombstones_.clear();
+  ASSERT_NO_FATAL_FAILURE(Build("/t/plain.sst", entries,
+                                {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10},
+                                &props));
+  EXPECT_EQ(props.format_version, kTableFormatVersion);
+  ASSERT_TRUE(Open("/t/plain.sst", &reader).ok());
+  EXPECT_EQ(reader->range_tombstones(), nullptr);
+}
+
+TEST_F(TableTest, BuilderRefusesBadRangeTombstones) {
+  for (int c = 0; c < 3; c++) {
+    std::unique_ptr<WritableFile> file;
+    ASSERT_TRUE(fs_.NewWritableFile("/t/bad.sst", FileOptions(), &file).ok());
+    TableBuilderOptions o;
+    o.comparator = &icmp_;
+    TableBuilder builder(o, file.get());
+    ASSERT_TRUE(builder.AddRangeTombstone("b", "d", 7).ok());
+    Status s;
+    if (c == 0) s = builder.AddRangeTombstone("e", "e", 8);  // empty
+    if (c == 1) s = builder.AddRangeTombstone("f", "e", 8);  // end before start
+    if (c == 2) s = builder.AddRangeTombstone("b", "d", 9);  // newer after older: out of order
+    EXPECT_TRUE(s.IsInvalidArgument()) << c << " " << s.ToString();
+    EXPECT_TRUE(builder.Finish().IsInvalidArgument());
+  }
+}
+
+// The footer's format version and the range-deletion block must agree; a reader refuses either
+// mismatch rather than read a table whose tombstones it could miss or invent.
+TEST_F(TableTest, FormatVersionMustMatchTheRangeDeletionBlock) {
+  Entries entries = {{IKey("a", 3), "x"}, {IKey("c", 4), "y"}};
+  const auto set_version = [&](const std::string& from, const std::string& to, uint32_t version) {
+    std::string file = fs_.FileContents(from);
+    Footer footer;
+    ASSERT_TRUE(footer
+                    .DecodeFrom(Slice(file.data() + file.size() - Footer::kEncodedLength,
+                                      Footer::kEncodedLength))
+                    .ok());
+    footer.format_version = version;
+    std::string enc;
+    footer.EncodeTo(&enc);
+    file.replace(file.size() - Footer::kEncodedLength, Footer::kEncodedLength, enc);
+    fs_.SetFileContents(to, file);
+  };
+  tombstones_ = {{"a", "b", 5}};
+  ASSERT_NO_FATAL_FAILURE(
+      Build("/t/v2.sst", entries, {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10}));
+  ASSERT_NO_FATAL_FAILURE(set_version("/t/v2.sst", "/t/v2as1.sst", kTableFormatVersion));
+  std::unique_ptr<TableReader> reader;
+  Status s = Open("/t/v2as1.sst", &reader);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("range-deletion block"), std::string::npos) << s.ToString();
+
+  tombstones_.clear();
+  ASSERT_NO_FATAL_FAILURE(
+      Build("/t/v1.sst", entries, {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10}));
+  ASSERT_NO_FATAL_FAILURE(
+      set_version("/t/v1.sst", "/t/v1as2.sst", kTableFormatVersionWithRangeDeletions));
+  s = Open("/t/v1as2.sst", &reader);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+
+  ASSERT_NO_FATAL_FAILURE(set_version("/t/v1.sst", "/t/v3.sst", 3));
+  s = Open("/t/v3.sst", &reader);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+}
+
 void TableTest::CheckEveryBitFlipIsDetected() {
   Entries entries;
   Random rnd(17);
@@ -877,6 +1011,8 @@ void TableTest::CheckEveryBitFlipIsDetected() {
         detected_on_open++;
         continue;
       }
+      // Checked at open: a table that opens has exactly its tombstones.
+      ASSERT_NO_FATAL_FAILURE(ExpectTombstonesOf(*reader));
       bool read_error = false;
       for (const auto& [k, v] : entries) {
         const std::string got = Get(reader.get(), ExtractUserKey(k).ToString(), kMaxSequenceNumber);
@@ -894,9 +1030,10 @@ void TableTest::CheckEveryBitFlipIsDetected() {
     }
   }
   std::printf(
-      "figure: fixture SST: %zu bits flipped, %zu detected at open, %zu on read or by "
+      "figure: fixture SST%s: %zu bits flipped, %zu detected at open, %zu on read or by "
       "VerifyChecksum, 0 wrong values\n",
-      good.size() * 8, detected_on_open, detected_later);
+      tombstones_.empty() ? "" : " with range deletions", good.size() * 8, detected_on_open,
+      detected_later);
   EXPECT_EQ(detected_on_open + detected_later, good.size() * 8);
   EXPECT_GT(detected_on_open, 0u);
   EXPECT_GT(detected_later, 0u);

@@ -2,7 +2,8 @@
 //
 //   sst_dump --file=F [--command=scan|check|properties|verify] [--output_hex] [--limit=N]
 //
-//   scan        prints every entry: 'user_key' seq:S, type:T => value
+//   scan        prints every entry: 'user_key' seq:S, type:T => value; then, under "Range
+//               deletions:", each stored tombstone: 'start' seq:S, type:15 => 'end'
 //   check       decodes every entry and checks the key order; prints the count
 //   properties  prints the table properties and the block layout
 //   verify      reads every block with its checksum verified
@@ -39,6 +40,8 @@ const char* TypeName(ValueType t) {
       return "2";
     case kTypeSingleDeletion:
       return "7";
+    case kTypeRangeDeletion:
+      return "15";
   }
   return "?";
 }
@@ -73,6 +76,17 @@ int Scan(const TableReader& reader, bool check_only) {
     n++;
   }
   if (!it->status().ok()) return Fail(it->status());
+  if (const auto& list = reader.range_tombstones(); list != nullptr && !check_only) {
+    std::printf("Range deletions:\n");
+    for (const auto& f : list->fragments()) {
+      for (SequenceNumber seq : list->seqs(f)) {
+        std::printf("'%s' seq:%llu, type:%s => '%s'\n",
+                    Slice(f.start).ToString(FLAGS_output_hex).c_str(),
+                    static_cast<unsigned long long>(seq), TypeName(kTypeRangeDeletion),
+                    Slice(f.end).ToString(FLAGS_output_hex).c_str());
+      }
+    }
+  }
   if (check_only) {
     if (n != reader.properties().num_entries) {
       return Fail(Status::Corruption(fmt::format("{} entries read, the properties say {}", n,
@@ -107,6 +121,10 @@ int Properties(const TableReader& reader) {
     std::printf("  filter block: offset %llu size %llu\n",
                 static_cast<unsigned long long>(reader.filter_handle().offset()),
                 static_cast<unsigned long long>(reader.filter_handle().size()));
+  }
+  if (const auto& list = reader.range_tombstones(); list != nullptr) {
+    std::printf("  range deletions: %zu stored, %zu fragments\n", list->num_entries(),
+                list->fragments().size());
   }
   return 0;
 }

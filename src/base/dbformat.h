@@ -26,6 +26,10 @@ enum ValueType : uint8_t {
   // 0x3-0x6 reserved (RocksDB's bytes: log data, and the batch forms with a family id).
   // Deletes the one value written before it (DB::SingleDelete); compaction drops the pair.
   kTypeSingleDeletion = 0x7,
+  // 0x8-0xE reserved. 0xF: a range tombstone (src/base/range_tombstone.h), in a WAL record and a
+  // table's range-deletion block only, never among point entries: IsKnownValueType refuses it,
+  // so a point entry whose type byte turned into 0xF is still a bad key.
+  kTypeRangeDeletion = 0xF,
 };
 // The largest type: a lookup key with it sorts before every entry with the same sequence.
 constexpr ValueType kValueTypeForSeek = kTypeSingleDeletion;

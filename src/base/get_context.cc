@@ -83,6 +83,8 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
           return false;
         }
         return true;
+      case kTypeRangeDeletion:  // never a point entry
+        break;
     }
     state_ = State::kCorrupt;
     merge_status_ = Status::Corruption("unknown value type");
@@ -122,6 +124,8 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
       state_ = State::kMerge;
       AddOperand(value, pinner);
       return true;
+    case kTypeRangeDeletion:  // never a point entry
+      break;
   }
   state_ = State::kCorrupt;
   merge_status_ = Status::Corruption("unknown value type");

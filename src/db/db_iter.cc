@@ -217,6 +217,9 @@ class DBIter final : public Iterator {
           valid_ = MergeFromCurrent();
           if (valid_) CountRead();
           return;
+        case kTypeRangeDeletion:
+          SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
+          break;
       }
     }
     StoppedOnError();
@@ -291,6 +294,9 @@ class DBIter final : public Iterator {
               break;
             case kTypeMerge:
               operands.emplace_back(iter_->value().ToStringView());
+              break;
+            case kTypeRangeDeletion:
+              SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
               break;
           }
         } else {

@@ -223,6 +223,9 @@ Status WriteBatch::Iterate(Handler* handler) const {
       case kTypeSingleDeletion:
         s = handler->SingleDeleteCF(family, key);
         break;
+      case kTypeRangeDeletion:
+        s = Status::NotSupported("write batch: range deletion");
+        break;
     }
     if (!s.ok()) return s;
   }
