@@ -96,6 +96,55 @@ TEST(VersionEditTest, MalformedRecordsAreCorruption) {
   EXPECT_TRUE(d.DecodeFrom(bad_level).IsCorruption());
 }
 
+// A file with range tombstones has its own tag, its count, and may be bounded by tombstone keys.
+TEST(VersionEditTest, FilesWithRangeDeletions) {
+  FileMetaData f = Meta(30, "c", "q", 4, 8);
+  f.smallest = IKey("b", 8, kTypeRangeDeletion);
+  f.largest.clear();
+  AppendRangeDeletionSentinel(&f.largest, "r");
+  f.num_range_deletions = 3;
+  VersionEdit e;
+  e.AddFile(1, f);
+  e.AddFile(1, Meta(31, "s", "t"));
+  std::string enc;
+  e.EncodeTo(&enc);
+  EXPECT_EQ(static_cast<uint8_t>(enc[0]), 11);  // kNewFileWithRangeDeletions
+  VersionEdit d;
+  ASSERT_TRUE(d.DecodeFrom(enc).ok());
+  ASSERT_EQ(d.new_files().size(), 2u);
+  EXPECT_EQ(d.new_files()[0].second.num_range_deletions, 3u);
+  EXPECT_EQ(d.new_files()[0].second.smallest, f.smallest);
+  EXPECT_TRUE(IsRangeDeletionSentinel(d.new_files()[0].second.largest));
+  EXPECT_EQ(d.new_files()[1].second.num_range_deletions, 0u);
+  EXPECT_NE(d.DebugString().find("3 range deletions"), std::string::npos) << d.DebugString();
+  for (size_t n = 1; n < enc.size(); n++) {
+    // Any cut inside either file field is malformed.
+    Status s = d.DecodeFrom(Slice(enc.data(), n));
+    EXPECT_TRUE(s.ok() || s.IsCorruption()) << s.ToString();
+  }
+
+  // Tombstone bounds only with tag 11; a sentinel never starts a file; a count of 0 is refused.
+  const auto encode_as = [](uint32_t tag, const FileMetaData& m, uint64_t count) {
+    std::string out;
+    PutVarint32(&out, tag);
+    PutVarint32(&out, 1);
+    PutVarint64(&out, m.number);
+    PutVarint64(&out, m.file_size);
+    PutLengthPrefixedSlice(&out, m.smallest);
+    PutLengthPrefixedSlice(&out, m.largest);
+    PutVarint64(&out, m.smallest_seqno);
+    PutVarint64(&out, m.largest_seqno);
+    if (tag == 11) PutVarint64(&out, count);
+    return out;
+  };
+  EXPECT_TRUE(d.DecodeFrom(encode_as(11, f, 3)).ok());
+  EXPECT_TRUE(d.DecodeFrom(encode_as(6, f, 0)).IsCorruption());
+  EXPECT_TRUE(d.DecodeFrom(encode_as(11, f, 0)).IsCorruption());
+  FileMetaData starts_with_sentinel = f;
+  starts_with_sentinel.smallest = f.largest;
+  EXPECT_TRUE(d.DecodeFrom(encode_as(11, starts_with_sentinel, 3)).IsCorruption());
+}
+
 // A record holds one section per family; the first may leave out the default family's tag.
 TEST(VersionEditTest, RecordsOfSeveralFamilies) {
   std::vector<VersionEdit> edits(3);
@@ -587,6 +636,24 @@ TEST_F(VersionSetTest, InconsistentEditsAreCorruption) {
   VersionEdit touching;
   touching.AddFile(2, Meta(11, "k", "z"));
   write_manifest({first, touching});
+  ExpectCorruption({kManifest, "files 10 and 11 overlap in L2"});
+  // A file ending in a range-deletion sentinel at k holds nothing of k: the next may start there.
+  VersionEdit sentinel = base;
+  FileMetaData ends_at_k = Meta(10, "a", "a");
+  ends_at_k.largest.clear();
+  AppendRangeDeletionSentinel(&ends_at_k.largest, "k");
+  ends_at_k.num_range_deletions = 1;
+  sentinel.AddFile(2, ends_at_k);
+  sentinel.AddFile(2, Meta(11, "k", "z"));
+  write_manifest({sentinel});
+  ASSERT_TRUE(NewSet()->Recover().ok());
+  // But not past it.
+  VersionEdit past = base;
+  ends_at_k.largest.clear();
+  AppendRangeDeletionSentinel(&ends_at_k.largest, "l");
+  past.AddFile(2, ends_at_k);
+  past.AddFile(2, Meta(11, "k", "z"));
+  write_manifest({past});
   ExpectCorruption({kManifest, "files 10 and 11 overlap in L2"});
   // L0 files may overlap.
   VersionEdit l0 = base;

@@ -69,6 +69,29 @@ inline bool ParseInternalKey(const Slice& internal_key, ParsedInternalKey* resul
   return true;
 }
 
+// A file's bounds may also be range-tombstone keys: (start, seq, kTypeRangeDeletion) where a
+// tombstone starts a file, and the sentinel (end, kMaxSequenceNumber, kTypeRangeDeletion) where
+// one ends it. The sentinel sorts before every entry of the user key end, so a file whose largest
+// key is a sentinel holds nothing of end: it ends just before it. ParseBoundaryKey accepts these
+// besides the point keys ParseInternalKey does; only file bounds use it.
+inline bool ParseBoundaryKey(const Slice& key, ParsedInternalKey* result) {
+  if (key.size() < 8) return false;
+  const uint64_t tag = DecodeFixed64(key.data() + key.size() - 8);
+  const uint8_t t = static_cast<uint8_t>(tag & 0xff);
+  if (!IsKnownValueType(t) && t != kTypeRangeDeletion) return false;
+  result->user_key = Slice(key.data(), key.size() - 8);
+  result->sequence = tag >> 8;
+  result->type = static_cast<ValueType>(t);
+  return true;
+}
+inline void AppendRangeDeletionSentinel(std::string* dst, const Slice& end) {
+  AppendInternalKey(dst, end, kMaxSequenceNumber, kTypeRangeDeletion);
+}
+inline bool IsRangeDeletionSentinel(const Slice& key) {
+  return key.size() >= 8 && DecodeFixed64(key.data() + key.size() - 8) ==
+                                PackSequenceAndType(kMaxSequenceNumber, kTypeRangeDeletion);
+}
+
 inline Slice ExtractUserKey(const Slice& internal_key) {
   SHALE_ASSERT(internal_key.size() >= 8);
   return Slice(internal_key.data(), internal_key.size() - 8);
@@ -119,6 +142,7 @@ class LookupKey {
   Slice memtable_key() const { return Slice(start_, end_ - start_); }
   Slice internal_key() const { return Slice(kstart_, end_ - kstart_); }
   Slice user_key() const { return Slice(kstart_, end_ - kstart_ - 8); }
+  SequenceNumber sequence() const { return DecodeFixed64(end_ - 8) >> 8; }
 
  private:
   const char* start_;

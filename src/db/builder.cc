@@ -109,6 +109,7 @@ Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderO
   meta->file_size = builder.FileSize();
   meta->smallest_seqno = builder.properties().smallest_seqno;
   meta->largest_seqno = builder.properties().largest_seqno;
+  meta->num_range_deletions = builder.properties().num_range_deletions;
   return Status::OK();
 }
 

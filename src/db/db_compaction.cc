@@ -330,6 +330,7 @@ Status DBImpl::FinishCompactionOutput(CompactionState* state) {
     f.file_size = state->builder->FileSize();
     f.smallest_seqno = state->builder->properties().smallest_seqno;
     f.largest_seqno = state->builder->properties().largest_seqno;
+    f.num_range_deletions = state->builder->properties().num_range_deletions;
     state->bytes_written += f.file_size;
     state->outputs.push_back(f);
   }

@@ -92,7 +92,10 @@ Status VersionBuilder::CheckDisjoint(int level, const FileList& files) const {
   for (size_t i = 1; i < files.size(); i++) {
     const Slice prev_largest = ExtractUserKey(files[i - 1]->largest);
     const Slice smallest = ExtractUserKey(files[i]->smallest);
-    if (ucmp->Compare(prev_largest, smallest) >= 0) {
+    // A file ending in a range-deletion sentinel holds nothing of its user key, which the next
+    // file may then start with.
+    const int c = ucmp->Compare(prev_largest, smallest);
+    if (c > 0 || (c == 0 && !IsRangeDeletionSentinel(files[i - 1]->largest))) {
       return Status::Corruption(fmt::format("MANIFEST: files {} and {} overlap in L{}",
                                             files[i - 1]->number, files[i]->number, level));
     }

@@ -20,6 +20,7 @@ enum Tag : uint32_t {
   kColumnFamilyAdd = 8,
   kColumnFamilyDrop = 9,
   kMaxColumnFamily = 10,
+  kNewFileWithRangeDeletions = 11,
 };
 
 // A level number from the MANIFEST must be one a DB can have.
@@ -67,7 +68,7 @@ void VersionEdit::EncodeFields(std::string* dst) const {
     PutVarint64(dst, number);
   }
   for (const auto& [level, f] : new_files_) {
-    PutVarint32(dst, kNewFile);
+    PutVarint32(dst, f.num_range_deletions > 0 ? kNewFileWithRangeDeletions : kNewFile);
     PutVarint32(dst, static_cast<uint32_t>(level));
     PutVarint64(dst, f.number);
     PutVarint64(dst, f.file_size);
@@ -75,6 +76,7 @@ void VersionEdit::EncodeFields(std::string* dst) const {
     PutLengthPrefixedSlice(dst, f.largest);
     PutVarint64(dst, f.smallest_seqno);
     PutVarint64(dst, f.largest_seqno);
+    if (f.num_range_deletions > 0) PutVarint64(dst, f.num_range_deletions);
   }
 }
 
@@ -192,7 +194,8 @@ Status VersionEdit::DecodeSection(Slice* in_out) {
         deleted_files_.emplace(static_cast<int>(level), number);
         break;
       }
-      case kNewFile: {
+      case kNewFile:
+      case kNewFileWithRangeDeletions: {
         uint32_t level;
         FileMetaData f;
         Slice smallest, largest;
@@ -203,8 +206,14 @@ Status VersionEdit::DecodeSection(Slice* in_out) {
           return bad("new file");
         }
         if (level >= kMaxLevels) return bad("level out of range");
+        const bool range_dels = tag == kNewFileWithRangeDeletions;
+        if (range_dels &&
+            (!GetVarint64(&in, &f.num_range_deletions) || f.num_range_deletions == 0)) {
+          return bad("new file's range deletions");
+        }
         ParsedInternalKey p;
-        if (!ParseInternalKey(smallest, &p) || !ParseInternalKey(largest, &p)) {
+        const auto parse = range_dels ? &ParseBoundaryKey : &ParseInternalKey;
+        if (!parse(smallest, &p) || !parse(largest, &p) || IsRangeDeletionSentinel(smallest)) {
           return bad("new file with a malformed key range");
         }
         f.smallest = smallest.ToString();
@@ -232,8 +241,10 @@ std::string VersionEdit::DebugString() const {
   for (const auto& [level, number] : deleted_files_)
     s += fmt::format(" delete L{}#{}", level, number);
   for (const auto& [level, f] : new_files_) {
-    s += fmt::format(" add L{}#{}({} bytes, seq {}..{})", level, f.number, f.file_size,
+    s += fmt::format(" add L{}#{}({} bytes, seq {}..{}", level, f.number, f.file_size,
                      f.smallest_seqno, f.largest_seqno);
+    if (f.num_range_deletions > 0) s += fmt::format(", {} range deletions", f.num_range_deletions);
+    s += ")";
   }
   return s + " }";
 }

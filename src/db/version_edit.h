@@ -20,6 +20,9 @@
 //     kColumnFamilyAdd  (8): name:varstring      the family is created (never the default one)
 //     kColumnFamilyDrop (9): (empty)             the family is dropped; its id is never reused
 //     kMaxColumnFamily (10): id:varint32         the largest family id handed out (DB-wide)
+//     kNewFileWithRangeDeletions (11): as kNewFile, then num_range_deletions:varint64 (> 0);
+//                            smallest and largest may be range-tombstone bounds (ParseBoundaryKey)
+// A file with range tombstones is always written with tag 11, which older versions refuse.
 // Unknown tags are Corruption: a MANIFEST this version cannot fully understand is not opened.
 // Thread safety: a plain value.
 #pragma once
@@ -47,6 +50,8 @@ struct FileMetaData {
   std::string largest;
   SequenceNumber smallest_seqno = 0;
   SequenceNumber largest_seqno = 0;
+  // Entries of the table's range-deletion block (table/format.h); 0 when it has none.
+  uint64_t num_range_deletions = 0;
   bool being_compacted = false;
 };
 
