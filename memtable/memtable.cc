@@ -129,6 +129,30 @@ void MemTable::PinInto(Cleanable* target) {
                           nullptr);
 }
 
+void MemTable::AddRangeDeletion(SequenceNumber seq, const Slice& begin, const Slice& end) {
+  {
+    MutexLock l(&range_del_mu_);
+    range_deletions_.push_back({begin.ToString(), end.ToString(), seq});
+    range_del_list_.reset();
+  }
+  range_deletion_bytes_.fetch_add(begin.size() + end.size() + sizeof(RangeTombstone),
+                                  std::memory_order_relaxed);
+  num_entries_.fetch_add(1, std::memory_order_relaxed);
+  num_range_deletions_.fetch_add(1, std::memory_order_release);
+}
+
+std::shared_ptr<const FragmentedRangeTombstoneList> MemTable::RangeTombstones() const {
+  if (num_range_deletions() == 0) return nullptr;
+  MutexLock l(&range_del_mu_);
+  if (range_del_list_ == nullptr) {
+    auto list = std::make_shared<const FragmentedRangeTombstoneList>(comparator_.user_comparator(),
+                                                                     range_deletions_);
+    if (list->empty()) return nullptr;  // only empty ranges
+    range_del_list_ = std::move(list);
+  }
+  return range_del_list_;
+}
+
 bool MemTable::MayContain(const Slice& user_key) const {
   return bloom_ == nullptr || bloom_->MayContain(Hash64(user_key));
 }
@@ -144,6 +168,17 @@ bool MemTable::MayContainPrefix(const Slice& prefix) const {
 }
 
 bool MemTable::Get(const LookupKey& key, GetContext* ctx) {
+  if (num_range_deletions() > 0) {
+    if (const auto list = RangeTombstones(); list != nullptr) {
+      ctx->UpdateCoveringSeq(list->MaxCoveringSeq(key.user_key(), key.sequence()));
+    }
+  }
+  const bool seen = GetEntries(key, ctx);
+  ctx->EndIfCovered();
+  return seen;
+}
+
+bool MemTable::GetEntries(const LookupKey& key, GetContext* ctx) {
   PerfCount(&PerfContext::get_from_memtable_count);
   // An empty memtable (as after a reopen) answers without touching its bloom filter. An entry
   // a reader's sequence covers was counted before that sequence was published.

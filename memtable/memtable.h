@@ -9,6 +9,10 @@
 // operands, GetMergeOperands), touches a few dense cache lines per node instead of one node
 // per value-sized stride, whatever the value sizes.
 //
+// Range tombstones (DeleteRange) are kept apart from the entries, in a list under a small mutex,
+// fragmented on first use after a change (src/base/range_tombstone.h); Get applies them before
+// its Bloom filter, since a key the filter rules out may still be covered.
+//
 // Ownership: intrusively ref-counted. Whoever holds a reference (the DB's current state, a
 // reader, a PinnableSlice pin) keeps every entry's bytes alive; the last Unref frees it.
 // Thread safety: Add may be called from several threads at once; Get and iterators run
@@ -25,7 +29,9 @@
 #include "shale/slice_transform.h"
 #include "src/base/dbformat.h"
 #include "src/base/internal_iterator.h"
+#include "src/base/range_tombstone.h"
 #include "src/util/arena.h"
+#include "src/util/mutex.h"
 
 namespace shale {
 
@@ -59,8 +65,20 @@ class MemTable {
   // Adds an entry. Thread-safe with concurrent Adds and readers.
   void Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value);
 
-  // Feeds the entries of key visible at key's sequence, newest first, to ctx until it has its
-  // answer. Returns true if any entry was seen.
+  // Adds the range tombstone [begin, end) at seq (an empty range is kept and covers nothing).
+  // Thread-safe with concurrent Adds and readers.
+  void AddRangeDeletion(SequenceNumber seq, const Slice& begin, const Slice& end);
+  // The range tombstones, fragmented; null when there are none. The list stays valid after the
+  // memtable changes (a later tombstone gives a new list).
+  std::shared_ptr<const FragmentedRangeTombstoneList> RangeTombstones() const;
+  uint64_t num_range_deletions() const {
+    return num_range_deletions_.load(std::memory_order_acquire);
+  }
+
+  // Gives ctx the newest range tombstone covering key at its sequence, then feeds it the
+  // entries of key visible at key's sequence, newest first, until it has its answer; ends the
+  // lookup when a tombstone covers the rest (GetContext::EndIfCovered). Returns true if any
+  // entry was seen.
   bool Get(const LookupKey& key, GetContext* ctx);
 
   // False only when the memtable's Bloom filter rules user_key out (true without a filter).
@@ -76,7 +94,8 @@ class MemTable {
   void CountRange(const Slice& start, const Slice& limit, uint64_t* count, uint64_t* bytes);
 
   size_t ApproximateMemoryUsage() const {
-    return arena_.MemoryUsage() + value_arena_.MemoryUsage();
+    return arena_.MemoryUsage() + value_arena_.MemoryUsage() +
+           range_deletion_bytes_.load(std::memory_order_relaxed);
   }
   uint64_t num_entries() const { return num_entries_.load(std::memory_order_relaxed); }
   uint64_t num_deletes() const { return num_deletes_.load(std::memory_order_relaxed); }
@@ -87,6 +106,8 @@ class MemTable {
  private:
   ~MemTable() = default;
   friend class MemTableIterator;
+  // Get's walk over the point entries.
+  bool GetEntries(const LookupKey& key, GetContext* ctx);
 
   struct KeyComparator {
     const InternalKeyComparator* comparator;
@@ -103,8 +124,15 @@ class MemTable {
   Table table_;
   std::unique_ptr<MemTableBloom> bloom_;                          // null: no filter
   const std::shared_ptr<const SliceTransform> prefix_extractor_;  // with bloom_ only
-  std::atomic<uint64_t> num_entries_{0};
+  std::atomic<uint64_t> num_entries_{0};                          // range tombstones included
   std::atomic<uint64_t> num_deletes_{0};
+  std::atomic<uint64_t> num_range_deletions_{0};
+  std::atomic<size_t> range_deletion_bytes_{0};
+  mutable Mutex range_del_mu_;
+  std::vector<RangeTombstone> range_deletions_ GUARDED_BY(range_del_mu_);
+  // Fragmented from range_deletions_; null when stale.
+  mutable std::shared_ptr<const FragmentedRangeTombstoneList> range_del_list_
+      GUARDED_BY(range_del_mu_);
 };
 
 }  // namespace shale

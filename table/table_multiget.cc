@@ -93,13 +93,21 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
                                                           keys[i]->lkey.internal_key()) <= 0);
     }
   }
+  if (range_tombstones_ != nullptr) {
+    for (size_t i = 0; i < n; i++)
+      ApplyRangeTombstones(keys[i]->lkey.internal_key(), &keys[i]->ctx);
+  }
   // The filter: prefetch every key's line, then probe.
   thread_local std::vector<MultiGetKey*> candidates;
   candidates.clear();
   if (filter_ != nullptr && !filter_checked) {
     for (size_t i = 0; i < n; i++) filter_->PrefetchHash(keys[i]->hash);
     for (size_t i = 0; i < n; i++) {
-      if (FilterMayMatch(keys[i]->lkey.user_key(), keys[i]->hash)) candidates.push_back(keys[i]);
+      if (FilterMayMatch(keys[i]->lkey.user_key(), keys[i]->hash)) {
+        candidates.push_back(keys[i]);
+      } else {
+        keys[i]->ctx.EndIfCovered();
+      }
     }
   } else {
     candidates.assign(keys, keys + n);

@@ -477,7 +477,12 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key,
 
 Status TableReader::Get(const ReadOptions& options, const Slice& internal_key, uint64_t hash,
                         GetContext* ctx) const {
-  if (!FilterMayMatch(ExtractUserKey(internal_key), hash)) return Status::OK();
+  // Before the filter: a key it rules out may still be covered.
+  ApplyRangeTombstones(internal_key, ctx);
+  if (!FilterMayMatch(ExtractUserKey(internal_key), hash)) {
+    ctx->EndIfCovered();
+    return Status::OK();
+  }
   BlockIter index;
   index_block_->InitIterator(options_.comparator, &index);
   index.Seek(internal_key);
@@ -485,6 +490,7 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key, u
   Status s = GetFromIndex(options, &index, internal_key, ctx, &matched);
   if (matched && filter_ != nullptr)
     RecordTick(options_.statistics, BLOOM_FILTER_FULL_TRUE_POSITIVE);
+  if (s.ok()) ctx->EndIfCovered();
   return s;
 }
 

@@ -8,8 +8,8 @@
 // block cache when there is one (ReadOptions::fill_cache). A value returned by Get from a
 // cached block is pinned through its cache handle, not copied.
 //
-// Get checks the filter first (the filter the file was written with), then the index, then
-// the data block(s): a user key's versions may span blocks.
+// Get applies the table's range tombstones, checks the filter (the filter the file was written
+// with), then the index, then the data block(s): a user key's versions may span blocks.
 //
 // Files: table_reader.cc opens the table, reaches the block cache and answers Get and
 // VerifyChecksum; table_iterator.h the iterator NewIterator returns; table_multiget.cc the
@@ -138,6 +138,14 @@ class TableReader {
   const std::shared_ptr<const FragmentedRangeTombstoneList>& range_tombstones() const {
     return range_tombstones_;
   }
+  // Gives ctx the newest of the table's range tombstones covering lookup_key (an internal key
+  // at the read sequence), if any.
+  void ApplyRangeTombstones(const Slice& lookup_key, GetContext* ctx) const {
+    if (range_tombstones_ != nullptr) {
+      ctx->UpdateCoveringSeq(range_tombstones_->MaxCoveringSeq(ExtractUserKey(lookup_key),
+                                                               ExtractTag(lookup_key) >> 8));
+    }
+  }
 
   // A point splitting the table by key: every key of the data blocks counted in range_bytes
   // (those after the previous anchor) has a user key <= user_key.
@@ -162,7 +170,8 @@ class TableReader {
   // their keys at once; with io, each missing block is read by a coroutine spawned on io
   // (which the caller runs, keeping this reader alive until it finishes); without, synchronously.
   // A key's errors go to its own status; the other keys are unaffected.
-  // filter_checked: the caller already asked FilterMayMatch for every key.
+  // filter_checked: the caller already asked FilterMayMatch for every key. Range tombstones
+  // are applied to every key first; a covered key the filter rules out ends there.
   void MultiGet(const ReadOptions& options, MultiGetKey* const* keys, size_t n, AsyncIo* io,
                 bool filter_checked = false) const;
   // The filter's answer for user_key, hashed with Hash64(user_key) (by the whole key, or by

@@ -63,16 +63,28 @@ void GetContext::TakePins(Cleanable* pins, std::forward_list<std::string>* copie
   last_pinned_source_ = nullptr;
 }
 
-bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, const Pinner& pinner) {
+void GetContext::OnDeletion() {
   if (collect_) {
-    switch (key.type) {
+    state_ = operand_count_ == 0 ? State::kDeleted : State::kFound;
+  } else if (state_ == State::kMerge) {
+    ResolveMerge(nullptr);
+  } else {
+    state_ = State::kDeleted;
+  }
+}
+
+bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, const Pinner& pinner) {
+  // Below a covering range tombstone the entry is deleted, whatever it holds.
+  const ValueType type = key.sequence < covering_seq_ ? kTypeDeletion : key.type;
+  if (collect_) {
+    switch (type) {
       case kTypeValue:
         AddOperand(value, pinner);  // the base is the oldest operand
         state_ = State::kFound;
         return false;
       case kTypeDeletion:
       case kTypeSingleDeletion:
-        state_ = operand_count_ == 0 ? State::kDeleted : State::kFound;
+        OnDeletion();
         return false;
       case kTypeMerge:
         merges_seen_++;
@@ -90,7 +102,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
     merge_status_ = Status::Corruption("unknown value type");
     return false;
   }
-  switch (key.type) {
+  switch (type) {
     case kTypeValue:
       if (state_ == State::kMerge) {
         ResolveMerge(&value);
@@ -107,11 +119,7 @@ bool GetContext::SaveValue(const ParsedInternalKey& key, const Slice& value, con
       return false;
     case kTypeDeletion:
     case kTypeSingleDeletion:
-      if (state_ == State::kMerge) {
-        ResolveMerge(nullptr);
-      } else {
-        state_ = State::kDeleted;
-      }
+      OnDeletion();
       return false;
     case kTypeMerge:
       if (merge_operator_ == nullptr) {

@@ -6,6 +6,10 @@
 // found in pinnable memory is pinned into the caller's PinnableSlice instead of copied.
 // Operand mode (GetMergeOperands): operands are collected, not merged — a base value counts as
 // the oldest operand, a Deletion ends the collection, and continue_cb may stop it early.
+// Range tombstones: each source reports, before its entries, the newest tombstone it holds that
+// covers the key at the read sequence (UpdateCoveringSeq); entries below it count as a Deletion,
+// and once a source with one has given its entries the lookup ends there (EndIfCovered): every
+// entry of the key in older sources is older than the tombstone.
 // Operands in pinnable memory are pinned (each source — a memtable, a cached block — once),
 // others copied; each goes straight into the caller's slices (OperandSlots), and TakePins
 // hands over everything that keeps them alive.
@@ -64,6 +68,16 @@ class GetContext {
   bool SaveValue(const ParsedInternalKey& key, const Slice& value, const Pinner& pinner);
   // No older entry exists: resolves pending merge operands with no base.
   void Finish();
+  // A range tombstone at t covers the key for this read (t = 0: none).
+  void UpdateCoveringSeq(SequenceNumber t) {
+    if (t > covering_seq_) covering_seq_ = t;
+  }
+  SequenceNumber covering_seq() const { return covering_seq_; }
+  // Called when a source has given all its entries of the key: with a covering tombstone, the
+  // key's remaining entries are all below it, so the lookup ends as at a Deletion.
+  void EndIfCovered() {
+    if (covering_seq_ != 0 && !resolved()) OnDeletion();
+  }
 
   State state() const { return state_; }
   // Operand mode: how many operands the key has (some may not have fit the slots), and what
@@ -80,6 +94,8 @@ class GetContext {
 
  private:
   void ResolveMerge(const Slice* base);
+  // A Deletion (or an entry a range tombstone covers) ends the search.
+  void OnDeletion();
   // Keeps an operand: pinned when its source allows (once per source), else copied.
   void AddOperand(const Slice& operand, const Pinner& pinner);
 
@@ -91,6 +107,7 @@ class GetContext {
   const std::function<bool(Slice)>* const continue_cb_ = nullptr;
   const void* last_pinned_source_ = nullptr;
   State state_ = State::kNotFound;
+  SequenceNumber covering_seq_ = 0;
   Status merge_status_;
   // Get mode: merge operands newest first; their bytes are kept alive by operand_pins_ or
   // operand_copies_.

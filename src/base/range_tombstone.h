@@ -14,7 +14,9 @@
 // through shared_ptr<const FragmentedRangeTombstoneList> by readers on many threads.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -72,6 +74,26 @@ class FragmentedRangeTombstoneList {
   std::vector<SequenceNumber> seqs_;
   SequenceNumber smallest_seq_ = 0;
   SequenceNumber largest_seq_ = 0;
+};
+
+using RangeTombstoneLists = std::vector<std::shared_ptr<const FragmentedRangeTombstoneList>>;
+
+// The range tombstones one read sees, from all its sources (memtables, tables) at once: an entry
+// of a key is deleted when any source holds a newer tombstone covering the key.
+// Ownership: shares the lists. Thread safety: immutable once built.
+class RangeTombstoneSet {
+ public:
+  explicit RangeTombstoneSet(RangeTombstoneLists lists) : lists_(std::move(lists)) {}
+  bool empty() const { return lists_.empty(); }
+  // The largest tombstone sequence <= read_seq covering user_key in any list; 0 when none.
+  SequenceNumber MaxCoveringSeq(const Slice& user_key, SequenceNumber read_seq) const {
+    SequenceNumber best = 0;
+    for (const auto& list : lists_) best = std::max(best, list->MaxCoveringSeq(user_key, read_seq));
+    return best;
+  }
+
+ private:
+  const RangeTombstoneLists lists_;
 };
 
 }  // namespace shale

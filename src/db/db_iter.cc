@@ -26,7 +26,10 @@ class DBIter final : public Iterator {
         upper_(options.upper_bound),
         extractor_(options.prefix_extractor),
         prefix_same_as_start_(options.prefix_same_as_start),
-        total_order_seek_(options.total_order_seek) {}
+        total_order_seek_(options.total_order_seek),
+        tombstones_(options.range_tombstones != nullptr && !options.range_tombstones->empty()
+                        ? options.range_tombstones
+                        : nullptr) {}
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return Slice(key_); }
@@ -197,7 +200,12 @@ class DBIter final : public Iterator {
         PerfCount(&PerfContext::internal_key_skipped_count);
         continue;
       }
-      switch (ikey.type) {
+      // The key's newest visible entry: a range tombstone above it deletes the key.
+      ValueType type = ikey.type;
+      covering_ =
+          tombstones_ != nullptr ? tombstones_->MaxCoveringSeq(ikey.user_key, sequence_) : 0;
+      if (ikey.sequence < covering_) type = kTypeDeletion;
+      switch (type) {
         case kTypeDeletion:
         case kTypeSingleDeletion:
           PerfCount(&PerfContext::internal_delete_skipped_count);
@@ -226,7 +234,8 @@ class DBIter final : public Iterator {
   }
 
   // The internal iterator is at a visible Merge entry of key_: collects operands down to a
-  // base value, a deletion or the end, and merges. false (status_ set) if the merge fails.
+  // base value, a deletion, an entry below covering_ (a range tombstone's) or the end, and
+  // merges. false (status_ set) if the merge fails.
   bool MergeFromCurrent() {
     if (merge_operator_ == nullptr) {
       status_ = Status::InvalidArgument("merge operand found but no merge_operator set");
@@ -240,6 +249,7 @@ class DBIter final : public Iterator {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return false;
       if (!ucmp_->Equal(ikey.user_key, key_)) break;
+      if (ikey.sequence < covering_) break;  // deleted by a range tombstone: no base
       if (ikey.type == kTypeMerge) {
         operands.emplace_back(iter_->value().ToStringView());
         continue;
@@ -275,13 +285,15 @@ class DBIter final : public Iterator {
       if (OutsidePrefix(ikey.user_key)) return;
       key_.assign(ikey.user_key.data(), ikey.user_key.size());
       // The visible entries, oldest first: a value or a deletion starts over; merge operands
-      // pile up on it.
+      // pile up on it. Entries below a covering range tombstone count as deletions.
+      const SequenceNumber covering =
+          tombstones_ != nullptr ? tombstones_->MaxCoveringSeq(key_, sequence_) : 0;
       bool has_base = false, any_visible = false;
       std::vector<std::string> operands;  // oldest first
       do {
         if (ikey.sequence <= sequence_) {
           any_visible = true;
-          switch (ikey.type) {
+          switch (ikey.sequence < covering ? kTypeDeletion : ikey.type) {
             case kTypeValue:
               saved_value_.assign(iter_->value().data(), iter_->value().size());
               has_base = true;
@@ -342,6 +354,10 @@ class DBIter final : public Iterator {
   const SliceTransform* const extractor_;  // may be null
   const bool prefix_same_as_start_;
   const bool total_order_seek_;
+  // Range tombstones the read sees (null: none); covering_: the newest covering the key at
+  // hand, set where FindNextUserEntry decides a key.
+  const std::shared_ptr<const RangeTombstoneSet> tombstones_;
+  SequenceNumber covering_ = 0;
 
   bool valid_ = false;
   // The prefix of the last seek's key; in_prefix_: keys outside it are not shown.

@@ -3,7 +3,8 @@
 //
 // Both directions walk the internal iterator: forward, a key's newest visible entry decides
 // (a merge reads on to its base); backward, a key's entries arrive oldest first, so its value
-// is known once the walk has passed them all. Only a change of direction seeks.
+// is known once the walk has passed them all. Only a change of direction seeks. An entry below
+// the newest range tombstone covering its key (DBIterOptions::range_tombstones) is deleted.
 // Thread safety: one thread at a time. Ownership: owns the internal iterator; the caller keeps
 // what that iterator reads alive (cleanups registered on the returned Iterator).
 #pragma once
@@ -15,6 +16,7 @@
 #include "shale/merge_operator.h"
 #include "shale/snapshot.h"
 #include "src/base/internal_iterator.h"
+#include "src/base/range_tombstone.h"
 
 namespace shale {
 
@@ -32,6 +34,10 @@ struct DBIterOptions {
   const SliceTransform* prefix_extractor = nullptr;
   bool prefix_same_as_start = false;
   bool total_order_seek = false;
+  // The range tombstones of every source of the internal iterator (null or empty: none),
+  // gathered apart from it: its children may be left unpositioned by a prefix seek or left out
+  // by bounds, while a tombstone in any source can delete a key of another.
+  std::shared_ptr<const RangeTombstoneSet> range_tombstones;
 };
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,

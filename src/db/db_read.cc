@@ -390,6 +390,18 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
   iter_options.prefix_extractor = family.options.prefix_extractor.get();  // held by sv->cfd
   iter_options.prefix_same_as_start = options.prefix_same_as_start;
   iter_options.total_order_seek = options.total_order_seek;
+  // The range tombstones, gathered after the sequence was read: every tombstone at or below it
+  // is in the memtables by then.
+  RangeTombstoneLists tombstones;
+  for (const MemTable* m : sv->MemTables()) {
+    if (auto list = m->RangeTombstones(); list != nullptr) tombstones.push_back(std::move(list));
+  }
+  s = sv->current->AddRangeTombstones(&tombstones);
+  if (!s.ok()) return NewErrorIterator(s);
+  if (!tombstones.empty()) {
+    iter_options.range_tombstones =
+        std::make_shared<const RangeTombstoneSet>(std::move(tombstones));
+  }
   auto iter =
       NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
                     NewMergingIterator(&family.icmp, std::move(children)), seq, iter_options);

@@ -1,5 +1,7 @@
 #include "src/db/version.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -134,6 +136,8 @@ class MultiGetBatch {
   bool PlaceKeys() {
     unplaced_.clear();
     for (size_t i = 0; i < n_; i++) {
+      // A range tombstone met in the last round's table covers the rest of the key's path.
+      if (!keys_[i]->done()) keys_[i]->ctx.EndIfCovered();
       if (!keys_[i]->done() && !keys_[i]->exhausted) unplaced_.push_back(keys_[i]);
     }
     placed_.clear();
@@ -153,10 +157,15 @@ class MultiGetBatch {
         const OpenTable& t = open_[k->table];
         if (!t.status.ok()) {
           k->status = t.status;
-        } else if (Reader(k->table)->FilterMayMatch(k->lkey.user_key(), k->hash)) {
+          continue;
+        }
+        // Before the filter: a key it rules out may still be covered.
+        Reader(k->table)->ApplyRangeTombstones(k->lkey.internal_key(), &k->ctx);
+        if (Reader(k->table)->FilterMayMatch(k->lkey.user_key(), k->hash)) {
           placed_.emplace_back(k->table, k->position);
         } else {
-          next_.push_back(k);
+          k->ctx.EndIfCovered();
+          if (!k->done()) next_.push_back(k);
         }
       }
       unplaced_.swap(next_);
@@ -219,6 +228,40 @@ void Version::MultiGet(const ReadOptions& options, MultiGetKey* const* keys, siz
                        AsyncIo* io) const {
   MultiGetBatch batch(*this, table_cache_, keys, n);
   while (batch.PlaceKeys()) batch.ReadPlaced(options, io);
+}
+
+Status Version::AddRangeTombstones(RangeTombstoneLists* lists) const {
+  std::shared_ptr<const RangeTombstoneLists> found;
+  {
+    MutexLock l(&range_del_mu_);
+    found = range_tombstones_;
+  }
+  if (found == nullptr) {
+    auto collected = std::make_shared<RangeTombstoneLists>();
+    for (const FileList& files : files_) {
+      for (const auto& f : files) {
+        if (f->num_range_deletions == 0) continue;
+        Cache::Handle* handle = nullptr;
+        Status s = table_cache_->FindTable(f->number, f->file_size, &handle);
+        if (!s.ok()) return s;
+        const auto& list = table_cache_->GetReader(handle)->range_tombstones();
+        // The MANIFEST counted tombstones the table has not: the two disagree.
+        if (list == nullptr)
+          s = Status::Corruption(
+              fmt::format("table {} has no range deletions, the MANIFEST counts {}", f->number,
+                          f->num_range_deletions));
+        else
+          collected->push_back(list);
+        table_cache_->Release(handle);
+        if (!s.ok()) return s;
+      }
+    }
+    MutexLock l(&range_del_mu_);
+    range_tombstones_ = collected;
+    found = std::move(collected);
+  }
+  lists->insert(lists->end(), found->begin(), found->end());
+  return Status::OK();
 }
 
 bool Version::KeyMayExist(const LookupKey& key) const {

@@ -10,8 +10,8 @@
 //
 // Ownership: shares the file metadata; borrows the comparator (the VersionSet's) and the
 // TableCache (the DB's: DBImpl releases its Versions before its TableCache). Thread safety:
-// immutable (except FileMetaData::being_compacted, which the DB mutex guards) and safe to read from
-// any thread.
+// immutable (except FileMetaData::being_compacted, which the DB mutex guards, and the range
+// tombstones found once, under range_del_mu_) and safe to read from any thread.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,9 @@
 #include "shale/status.h"
 #include "src/base/dbformat.h"
 #include "src/base/internal_iterator.h"
+#include "src/base/range_tombstone.h"
 #include "src/db/version_edit.h"
+#include "src/util/mutex.h"
 
 namespace shale {
 
@@ -60,6 +62,10 @@ class Version {
   // Advances k's path through the tree to the next file whose key range holds k's user key
   // (null: none left).
   const FileMetaData* NextCandidate(MultiGetKey* k) const;
+  // Appends the range tombstones of every file that has some (FileMetaData::num_range_deletions)
+  // to *lists, opening those tables. Found once per Version and kept; Corruption or IOError
+  // from opening a table (not kept: a later call tries again).
+  [[nodiscard]] Status AddRangeTombstones(RangeTombstoneLists* lists) const;
   // One iterator per L0 file and one concatenating iterator per deeper non-empty level; L0
   // files wholly outside options' iterator bounds are left out.
   void AddIterators(const ReadOptions& options,
@@ -83,6 +89,9 @@ class Version {
   const InternalKeyComparator* const icmp_;
   TableCache* const table_cache_;
   std::vector<FileList> files_;
+  mutable Mutex range_del_mu_;
+  // AddRangeTombstones' lists, once found.
+  mutable std::shared_ptr<const RangeTombstoneLists> range_tombstones_ GUARDED_BY(range_del_mu_);
 };
 
 }  // namespace shale
