@@ -130,6 +130,7 @@ void MemTable::PinInto(Cleanable* target) {
 }
 
 void MemTable::AddRangeDeletion(SequenceNumber seq, const Slice& begin, const Slice& end) {
+  if (comparator_.user_comparator()->Compare(begin, end) >= 0) return;  // covers nothing
   {
     MutexLock l(&range_del_mu_);
     range_deletions_.push_back({begin.ToString(), end.ToString(), seq});

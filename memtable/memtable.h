@@ -65,7 +65,7 @@ class MemTable {
   // Adds an entry. Thread-safe with concurrent Adds and readers.
   void Add(SequenceNumber seq, ValueType type, const Slice& key, const Slice& value);
 
-  // Adds the range tombstone [begin, end) at seq (an empty range is kept and covers nothing).
+  // Adds the range tombstone [begin, end) at seq (an empty range covers nothing: left out).
   // Thread-safe with concurrent Adds and readers.
   void AddRangeDeletion(SequenceNumber seq, const Slice& begin, const Slice& end);
   // The range tombstones, fragmented; null when there are none. The list stays valid after the

@@ -143,6 +143,45 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
       it->second += "," + v;
     }
   }
+  // [begin, end) for a DeleteRange: mostly two random read keys in order; sometimes one key
+  // alone (k, k + '\0'), an empty range (k, k), a reversed one, or every key ("", "z").
+  std::pair<std::string, std::string> RandomRange(Random* rnd) {
+    std::string a = RandomReadKey(rnd);
+    std::string b = RandomReadKey(rnd);
+    switch (rnd->Uniform(12)) {
+      case 0:
+        return {a, a};
+      case 1:
+        return {a, a + '\0'};
+      case 2:
+        return {std::max(a, b), std::min(a, b)};
+      case 3:
+        if (rnd->OneIn(4)) return {"", "z"};
+        [[fallthrough]];
+      default:
+        return {std::min(a, b), std::max(a, b)};
+    }
+  }
+  // What DeleteRange(begin, end) does to a model. Single-delete keys it removes keep their
+  // owed SingleDelete, as after a Delete.
+  static void EraseRange(Model* m, const std::string& begin, const std::string& end) {
+    if (begin < end) m->erase(m->lower_bound(begin), m->lower_bound(end));
+  }
+  // A DeleteRange on a random family, checked against the rules (end before begin:
+  // InvalidArgument, nothing deleted) and applied to its model.
+  void DeleteRandomRange(Random* rnd, const WriteOptions& wo, Models* models) {
+    const std::string family = PickFamily(rnd, *models);
+    ColumnFamilyHandle* cf = HandleFor(rnd, family);
+    const auto [begin, end] = RandomRange(rnd);
+    const Status s =
+        cf != nullptr ? db_->DeleteRange(wo, cf, begin, end) : db_->DeleteRange(wo, begin, end);
+    if (end < begin) {
+      ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+      return;
+    }
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EraseRange(&(*models)[family], begin, end);
+  }
   static std::string ModelGet(const Model& m, const std::string& k) {
     auto it = m.find(k);
     return it == m.end() ? "NOT_FOUND" : it->second;
@@ -385,6 +424,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // those of runs before prefixes were tested.
   Random prefix_rnd(seed ^ 0x5bd1e995);
   prefix_rnd_ = &prefix_rnd;
+  // So do range deletions.
+  Random range_rnd(seed ^ 0x2545f491);
   PickPrefixOptions(prefix_rnd_);
   Open();
   // The default family and up to three more, created and dropped as the run goes; each
@@ -413,6 +454,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
     // Every run has more than one family, whatever its seed draws.
     if (op == ops / 4 && families_created == 0) {
       create_family();
+      if (HasFatalFailure()) return;
+    }
+    if (range_rnd.OneIn(20)) {
+      DeleteRandomRange(&range_rnd, wo, &models);
       if (HasFatalFailure()) return;
     }
     const uint64_t kind = rnd.Uniform(100);
@@ -460,7 +505,19 @@ void DBModelTest::Run(uint64_t seed, int ops) {
       Models next = models;
       auto next_owing = owing;
       int n = 1 + static_cast<int>(rnd.Uniform(8));
+      // One batch in five also deletes a range (in order: the batch must apply) at position
+      // range_at among its records.
+      const int range_at = range_rnd.OneIn(5) ? static_cast<int>(range_rnd.Uniform(n + 1)) : -1;
+      auto add_range = [&] {
+        const std::string f = PickFamily(&range_rnd, models);
+        const auto [a, b] = RandomRange(&range_rnd);
+        const std::string& lo = std::min(a, b);
+        const std::string& hi = std::max(a, b);
+        ASSERT_TRUE(batch.DeleteRange(HandleFor(&range_rnd, f), lo, hi).ok());
+        EraseRange(&next[f], lo, hi);
+      };
       for (int i = 0; i < n; i++) {
+        if (i == range_at) add_range();
         std::string k = RandomKey(&rnd);
         const std::string f = PickFamily(&rnd, models);
         ColumnFamilyHandle* h = HandleFor(&rnd, f);
@@ -498,6 +555,7 @@ void DBModelTest::Run(uint64_t seed, int ops) {
             break;
         }
       }
+      if (range_at == n) add_range();
       ASSERT_TRUE(db_->Write(wo, &batch).ok());
       models = std::move(next);
       owing = std::move(next_owing);

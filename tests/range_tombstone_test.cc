@@ -136,7 +136,7 @@ TEST(RangeTombstoneTest, RandomListsAgreeWithTheRawTombstones) {
     ASSERT_EQ(again.num_entries(), list.num_entries());
     for (char c = 'a'; c <= 'u'; c++) {
       for (const std::string& key : {std::string(1, c), std::string(1, c) + "a",
-                                    std::string(1, c) + "b", std::string(1, c) + "z"}) {
+                                     std::string(1, c) + "b", std::string(1, c) + "z"}) {
         for (SequenceNumber read : {SequenceNumber{0}, SequenceNumber{1}, SequenceNumber{10},
                                     SequenceNumber{20}, SequenceNumber{39}, kMaxSequenceNumber}) {
           ASSERT_EQ(list.MaxCoveringSeq(key, read), Oracle(raw, key, read))

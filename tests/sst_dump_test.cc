@@ -67,8 +67,7 @@ TEST_F(SstDumpTest, CommandsOnAGoodFile) {
   EXPECT_NE(r.output.find("data block 0: offset 0"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("filter block"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("shale.num.range.deletions: 1"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("range deletions: 1 stored, 1 fragments"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("range deletions: 1 stored, 1 fragments"), std::string::npos) << r.output;
 
   r = RunSstDump("--file=" + path_ + " --command=verify");
   ASSERT_EQ(r.exit_code, 0) << r.output;

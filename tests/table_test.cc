@@ -1027,8 +1027,8 @@ void TableTest::CheckEveryBitFlipIsDetected() {
           read_error = true;
           continue;
         }
-        const bool covered = tombstones.MaxCoveringSeq(ExtractUserKey(k), kMaxSequenceNumber) >
-                             (ExtractTag(k) >> 8);
+        const bool covered =
+            tombstones.MaxCoveringSeq(ExtractUserKey(k), kMaxSequenceNumber) > (ExtractTag(k) >> 8);
         ASSERT_EQ(got, covered ? "DELETED" : v)
             << "flip at " << byte << ":" << bit << " changed a value";
       }

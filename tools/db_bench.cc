@@ -147,6 +147,16 @@ DEFINE_int64(keys_per_prefix, 0,
 DEFINE_bool(total_order_seek, false, "seekrandom: ReadOptions::total_order_seek");
 DEFINE_bool(prefix_same_as_start, false, "seekrandom: ReadOptions::prefix_same_as_start");
 DEFINE_bool(whole_key_filtering, true, "Table filters hold whole keys (else prefixes only)");
+DEFINE_int64(
+    writes_before_delete_range, 0,
+    "Writes (per thread) before the range tombstones of -writes_per_range_tombstone start");
+DEFINE_int64(writes_per_range_tombstone, 0,
+             "Write benchmarks: a DeleteRange of -range_tombstone_width keys from a random one "
+             "after every this many writes, in the same batch (0: none)");
+DEFINE_int64(range_tombstone_width, 100, "Keys in each range tombstone's range");
+DEFINE_int64(max_num_range_tombstones, 0, "The most range tombstones a thread writes");
+DEFINE_bool(expand_range_tombstones, false,
+            "Write each range tombstone as a Delete of every key in its range instead");
 DEFINE_int32(readwritepercent, 90, "readrandomwriterandom: percentage of operations that read");
 DEFINE_uint64(benchmark_write_rate_limit, 0,
               "readwhilewriting: the writer's rate in bytes/s (0: unlimited)");
@@ -185,6 +195,10 @@ void CheckFlagRanges() {
   if (FLAGS_keys_per_prefix > 0 && FLAGS_prefix_size == 0) {
     fail("-keys_per_prefix needs -prefix_size");
   }
+  if (FLAGS_writes_before_delete_range < 0) fail("-writes_before_delete_range must be >= 0");
+  if (FLAGS_writes_per_range_tombstone < 0) fail("-writes_per_range_tombstone must be >= 0");
+  if (FLAGS_range_tombstone_width < 1) fail("-range_tombstone_width must be >= 1");
+  if (FLAGS_max_num_range_tombstones < 0) fail("-max_num_range_tombstones must be >= 0");
   if (FLAGS_readwritepercent < 0 || FLAGS_readwritepercent > 100) {
     fail("-readwritepercent must be in [0, 100]");
   }
@@ -795,6 +809,34 @@ class Benchmark {
         for (uint64_t k = 0; k < num; k++) order[k] = k;
         for (uint64_t k = num; k > 1; k--) std::swap(order[k - 1], order[rnd.Uniform(k)]);
       }
+      // Range tombstones as RocksDB's db_bench places them: after the write numbered
+      // before + m * per (m = 1 .. max), from a random key over width keys.
+      const int64_t per_tombstone = FLAGS_writes_per_range_tombstone;
+      int64_t num_written = 0;
+      std::string end_key;
+      auto add_range_tombstone = [&] {
+        const int64_t past = num_written - FLAGS_writes_before_delete_range;
+        if (per_tombstone <= 0 || past <= 0 || past % per_tombstone != 0 ||
+            past / per_tombstone > FLAGS_max_num_range_tombstones) {
+          return;
+        }
+        const uint64_t begin = num == 0 ? 0 : rnd.Uniform(num);
+        const uint64_t width = static_cast<uint64_t>(FLAGS_range_tombstone_width);
+        Status s;
+        if (FLAGS_expand_range_tombstones) {
+          for (uint64_t d = 0; d < width && s.ok(); d++) {
+            keys_.Make(begin + d, &end_key);
+            s = batch.Delete(Family(begin), end_key);
+          }
+        } else {
+          keys_.Make(begin, &key);
+          keys_.Make(begin + width, &end_key);
+          // With -keys_per_prefix the end may sort first: such a range holds no key.
+          if (Slice(end_key).compare(Slice(key)) <= 0) return;
+          s = batch.DeleteRange(Family(begin), key, end_key);
+        }
+        if (!s.ok()) Die("delete range", s);
+      };
       for (uint64_t i = 0; i < limit && !expired(); i += per_batch) {
         const double t0 = track ? NowSeconds() : 0;
         batch.Clear();
@@ -816,6 +858,8 @@ class Benchmark {
                                             : batch.Put(Family(k), key, v);
           if (!s.ok()) Die("put", s);
           st->bytes += key.size() + v.size();
+          num_written++;
+          add_range_tombstone();
         }
         Status s = db_->Write(wo, &batch);
         if (!s.ok()) Die("write", s);

@@ -191,6 +191,16 @@ class BatchPrinter : public WriteBatch::Handler {
     std::printf(" SINGLE_DELETE(cf %u, %s)", family, Show(key, hex_).c_str());
     return Status::OK();
   }
+  Status DeleteRange(const Slice& begin, const Slice& end) override {
+    std::printf(" DELETE_RANGE(%s) : %s", Show(begin, hex_).c_str(), Show(end, hex_).c_str());
+    return Status::OK();
+  }
+  Status DeleteRangeCF(uint32_t family, const Slice& begin, const Slice& end) override {
+    if (family == 0) return DeleteRange(begin, end);
+    std::printf(" DELETE_RANGE(cf %u, %s) : %s", family, Show(begin, hex_).c_str(),
+                Show(end, hex_).c_str());
+    return Status::OK();
+  }
 
  private:
   const bool hex_;

@@ -11,6 +11,8 @@
 // Merges go through an operator that adds its operands to the version and rederives the bytes,
 // so a merge is one more version too. Keys with key % 8 == 7 are written by Put and
 // SingleDelete only, as SingleDelete's contract asks: Put while deleted, SingleDelete while live.
+// A deletion is a Delete, or a DeleteRange over the key alone (to the next key: no key lies
+// between), so range tombstones go through the WAL, flushes and compactions too.
 //
 // Expected-state file (mmap'ed, shared with the killed process through the page cache):
 //   header: magic "SHSTRESS" (8 bytes), max_key (8), value_size (8)
@@ -230,7 +232,8 @@ class ExpectedState {
 };
 
 struct Counters {
-  std::atomic<uint64_t> writes{0}, syncs{0}, batches{0}, merges{0}, deletes{0}, single_deletes{0};
+  std::atomic<uint64_t> writes{0}, syncs{0}, batches{0}, merges{0}, deletes{0}, single_deletes{0},
+      range_deletes{0};
   std::atomic<uint64_t> gets{0}, multigets{0}, scans{0}, failures{0}, compact_ranges{0};
 };
 
@@ -397,12 +400,12 @@ class Stress {
     running_ = false;
     std::printf(
         "ran: %lu writes (%lu synced, %lu in batches, %lu merges, %lu deletes, %lu single "
-        "deletes), %lu gets, %lu multigets, %lu scans, %lu CompactRange calls, %lu failed "
-        "checks\n",
+        "deletes, %lu range deletions), %lu gets, %lu multigets, %lu scans, %lu CompactRange "
+        "calls, %lu failed checks\n",
         counters_.writes.load(), counters_.syncs.load(), counters_.batches.load(),
         counters_.merges.load(), counters_.deletes.load(), counters_.single_deletes.load(),
-        counters_.gets.load(), counters_.multigets.load(), counters_.scans.load(),
-        counters_.compact_ranges.load(), counters_.failures.load());
+        counters_.range_deletes.load(), counters_.gets.load(), counters_.multigets.load(),
+        counters_.scans.load(), counters_.compact_ranges.load(), counters_.failures.load());
   }
 
   uint64_t failures() const { return counters_.failures.load(); }
@@ -491,6 +494,14 @@ class Stress {
           for (ColumnFamilyHandle* f : families_) {
             if (s.ok()) s = batch.Put(f, key, value);
           }
+        } else if (choice < 5) {
+          // A range tombstone over this key alone ([key, next key): no other key lies between).
+          next[i] = State(version, true);
+          const std::string end = KeyOf(k + 1);
+          for (ColumnFamilyHandle* f : families_) {
+            if (s.ok()) s = batch.DeleteRange(f, key, end);
+          }
+          counters_.range_deletes++;
         } else if (choice < 15) {
           next[i] = State(version, true);
           for (ColumnFamilyHandle* f : families_) {

@@ -130,6 +130,15 @@ class DB {
   virtual Status SingleDelete(const WriteOptions& options, const Slice& key) = 0;
   virtual Status SingleDelete(const WriteOptions& options, ColumnFamilyHandle* column_family,
                               const Slice& key) = 0;
+  // Deletes every key in [begin_key, end_key) by the family's comparator, with one record (a
+  // range tombstone) however many keys the range holds; reads see those keys as deleted, as
+  // after Delete of each. begin_key == end_key deletes nothing (OK); end_key before begin_key is
+  // InvalidArgument, also inside a batch, which is then refused whole before anything is
+  // written.
+  virtual Status DeleteRange(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                             const Slice& begin_key, const Slice& end_key) = 0;
+  virtual Status DeleteRange(const WriteOptions& options, const Slice& begin_key,
+                             const Slice& end_key) = 0;
   // Applies batch atomically. The batch is not modified.
   virtual Status Write(const WriteOptions& options, WriteBatch* batch) = 0;
 

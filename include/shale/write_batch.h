@@ -6,8 +6,10 @@
 //           | kTypeDeletion varstring(key)
 //           | kTypeMerge    varstring(key) varstring(operand)
 //           | kTypeSingleDeletion (0x7) varstring(key)
-//           | the same four with a column family id: 0x5 (value), 0x4 (deletion),
-//             0x6 (merge) or 0x8 (single deletion), then family:varint32, then the fields above
+//           | kTypeRangeDeletion (0xF) varstring(begin) varstring(end)
+//           | the same five with a column family id: 0x5 (value), 0x4 (deletion),
+//             0x6 (merge), 0x8 (single deletion) or 0xE (range deletion), then
+//             family:varint32, then the fields above
 //   varstring := length:varint32 bytes
 // Records of the default family (id 0) are written without an id.
 //
@@ -43,6 +45,10 @@ class WriteBatch {
     // before them stops instead of dropping one), and SingleDeleteCF acts as the others.
     virtual Status SingleDelete(const Slice& key);
     virtual Status SingleDeleteCF(uint32_t column_family_id, const Slice& key);
+    // DeleteRange records, likewise: DeleteRange returns NotSupported by default.
+    virtual Status DeleteRange(const Slice& begin_key, const Slice& end_key);
+    virtual Status DeleteRangeCF(uint32_t column_family_id, const Slice& begin_key,
+                                 const Slice& end_key);
   };
 
   WriteBatch();
@@ -65,6 +71,11 @@ class WriteBatch {
   // DB::SingleDelete for the contract).
   Status SingleDelete(const Slice& key);
   Status SingleDelete(ColumnFamilyHandle* column_family, const Slice& key);
+  // Deletes every key in [begin_key, end_key) (see DB::DeleteRange). Both keys are checked
+  // against DB::kMaxKeySize; their order is checked by DB::Write, with the family's comparator.
+  Status DeleteRange(const Slice& begin_key, const Slice& end_key);
+  Status DeleteRange(ColumnFamilyHandle* column_family, const Slice& begin_key,
+                     const Slice& end_key);
 
   void Clear();
   // Number of records.
@@ -88,6 +99,8 @@ class WriteBatch {
   std::string rep_;
   // Some record names a family other than the default one.
   bool has_column_family_records_ = false;
+  // Some record is a range deletion.
+  bool has_range_deletions_ = false;
 };
 
 }  // namespace shale

@@ -7,6 +7,7 @@
 #include "src/base/filename.h"
 #include "src/db/compaction.h"
 #include "src/env/rate_limited_file.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -20,12 +21,44 @@ struct RawEntry {
 
 }  // namespace
 
+size_t AddRangeTombstones(const FragmentedRangeTombstoneList& list,
+                          const InternalKeyComparator& icmp, const Slice* lower, const Slice* upper,
+                          TableBuilder* builder, std::string* smallest, std::string* largest,
+                          Status* status) {
+  const Comparator* ucmp = icmp.user_comparator();
+  size_t added = 0;
+  std::string bound;
+  for (const auto& f : list.fragments()) {
+    Slice start(f.start), end(f.end);
+    if (lower != nullptr && ucmp->Compare(end, *lower) <= 0) continue;
+    if (upper != nullptr && ucmp->Compare(start, *upper) >= 0) break;
+    if (lower != nullptr && ucmp->Compare(start, *lower) < 0) start = *lower;
+    if (upper != nullptr && ucmp->Compare(end, *upper) > 0) end = *upper;
+    SHALE_ASSERT(ucmp->Compare(start, end) < 0);
+    const auto seqs = list.seqs(f);
+    for (SequenceNumber seq : seqs) {
+      *status = builder->AddRangeTombstone(start, end, seq);
+      if (!status->ok()) return added;
+    }
+    bound.clear();
+    AppendInternalKey(&bound, start, seqs.front(), kTypeRangeDeletion);
+    if (smallest->empty() || icmp.Compare(bound, *smallest) < 0) *smallest = bound;
+    bound.clear();
+    AppendRangeDeletionSentinel(&bound, end);
+    if (largest->empty() || icmp.Compare(bound, *largest) > 0) *largest = bound;
+    added++;
+  }
+  return added;
+}
+
 Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderOptions& options,
                   InternalIterator* iter, FileMetaData* meta, const FlushFilter* filter,
-                  RateLimiter* limiter, Statistics* stats) {
+                  RateLimiter* limiter, Statistics* stats,
+                  const FragmentedRangeTombstoneList* tombstones) {
   meta->file_size = 0;
+  if (tombstones != nullptr && tombstones->empty()) tombstones = nullptr;
   iter->SeekToFirst();
-  if (!iter->Valid()) return iter->status();
+  if (!iter->Valid() && (tombstones == nullptr || !iter->status().ok())) return iter->status();
   const std::string name = TableFileName(dbname, meta->number);
   std::unique_ptr<WritableFile> file;
   Status s = fs->NewWritableFile(name, FileOptions(), &file);
@@ -86,9 +119,13 @@ Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderO
       }
       group.push_back(e);
     }
-    if (s.ok()) decide();
+    if (s.ok() && !group.empty()) decide();
   }
   if (s.ok()) s = iter->status();
+  if (s.ok() && tombstones != nullptr) {
+    AddRangeTombstones(*tombstones, *options.comparator, nullptr, nullptr, &builder,
+                       &meta->smallest, &meta->largest, &s);
+  }
   if (s.ok() && meta->smallest.empty()) {
     // Every entry was dropped (single deletions that met their values): no table.
     builder.Abandon();

@@ -1,7 +1,9 @@
 // BuildTable: writes the entries of a sorted internal-key iterator (a memtable being flushed)
-// as one table file, synced and closed, and describes it in *meta. An empty iterator writes no
-// file (meta->file_size stays 0). On failure the partial file is deleted. With limiter, the
-// writes pass it at kHigh (a flush).
+// and its range tombstones as one table file, synced and closed, and describes it in *meta. With
+// neither entries nor tombstones no file is written (meta->file_size stays 0). On failure the
+// partial file is deleted. With limiter, the writes pass it at kHigh (a flush).
+// AddRangeTombstones writes a fragmented list, or the part of it within bounds, to a table being
+// built (flush and compaction outputs).
 // Thread safety: a free function; the iterator belongs to the caller.
 #pragma once
 
@@ -13,6 +15,7 @@
 #include "shale/statistics.h"
 #include "shale/status.h"
 #include "src/base/internal_iterator.h"
+#include "src/base/range_tombstone.h"
 #include "src/db/version_edit.h"
 #include "table/table_builder.h"
 
@@ -29,9 +32,20 @@ struct FlushFilter {
 
 // With filter, iter's key() and value() must stay valid until iter is destroyed (a memtable's
 // do): a user key's entries are gathered before they are decided.
+// tombstones (may be null) are written whole; the file's bounds cover them.
 [[nodiscard]] Status BuildTable(const std::string& dbname, FileSystem* fs,
                                 const TableBuilderOptions& options, InternalIterator* iter,
                                 FileMetaData* meta, const FlushFilter* filter = nullptr,
-                                RateLimiter* limiter = nullptr, Statistics* stats = nullptr);
+                                RateLimiter* limiter = nullptr, Statistics* stats = nullptr,
+                                const FragmentedRangeTombstoneList* tombstones = nullptr);
+
+// Adds to builder the fragments of list that meet [lower, upper) (null: unbounded), clipped to
+// it, and widens the file bounds *smallest / *largest (internal keys; empty: none yet) to hold
+// them: a fragment [s, e) at newest sequence t spans from (s, t, kTypeRangeDeletion) to the
+// sentinel of e. Returns how many fragments were added, or the builder's error in *status.
+size_t AddRangeTombstones(const FragmentedRangeTombstoneList& list,
+                          const InternalKeyComparator& icmp, const Slice* lower, const Slice* upper,
+                          TableBuilder* builder, std::string* smallest, std::string* largest,
+                          Status* status);
 
 }  // namespace shale

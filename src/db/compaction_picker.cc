@@ -153,13 +153,28 @@ uint64_t OutputFileSize(const FamilyConfig& family) {
   if (in.empty()) return false;
   if (c.level() == 0 && in.size() != v.files(0).size()) return false;
   const auto [lo, hi] = c.UserKeyRange(ucmp);
+  // A file ending in a range-deletion sentinel holds nothing of its largest user key: the span
+  // ends before hi when every input that reaches hi ends so.
+  bool hi_exclusive = true;
+  for (int which = 0; which < 2; which++) {
+    for (const auto& f : c.inputs(which)) {
+      if (ucmp->Compare(ExtractUserKey(f->largest), hi) == 0 &&
+          !IsRangeDeletionSentinel(f->largest)) {
+        hi_exclusive = false;
+      }
+    }
+  }
   // The inputs at the output level: inputs(1), or inputs(0) for a compaction in place.
   const FileList& next = c.inputs(c.level() == c.output_level() ? 0 : 1);
   for (const auto& f : v.files(c.output_level())) {
     const Slice smallest = ExtractUserKey(f->smallest), largest = ExtractUserKey(f->largest);
     if (ucmp->Compare(smallest, largest) > 0) continue;  // not a range: see the invariant
     if (std::find(next.begin(), next.end(), f) != next.end()) continue;
-    if (ucmp->Compare(largest, lo) >= 0 && ucmp->Compare(smallest, hi) <= 0) return false;
+    const int below = ucmp->Compare(largest, lo);
+    const int above = ucmp->Compare(smallest, hi);
+    const bool ends_before = below < 0 || (below == 0 && IsRangeDeletionSentinel(f->largest));
+    const bool starts_after = above > 0 || (above == 0 && hi_exclusive);
+    if (!ends_before && !starts_after) return false;
   }
   return true;
 }

@@ -338,8 +338,9 @@ Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdi
   {
     mutex_.Unlock();
     std::unique_ptr<InternalIterator> iter = mem->NewIterator();
+    const auto tombstones = mem->RangeTombstones();
     s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta, &filter,
-                   cfd->options.rate_limiter.get(), stats_);
+                   cfd->options.rate_limiter.get(), stats_, tombstones.get());
     mutex_.Lock();
   }
   if (s.ok() && meta.file_size > 0) {

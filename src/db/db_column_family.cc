@@ -141,6 +141,15 @@ Status DBImpl::SingleDelete(const WriteOptions& options, ColumnFamilyHandle* col
   return WriteImpl(options, &batch);
 }
 
+Status DBImpl::DeleteRange(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                           const Slice& begin_key, const Slice& end_key) {
+  if (Status s = CheckFamily(column_family); !s.ok()) return s;
+  WriteBatch batch;
+  Status s = batch.DeleteRange(column_family, begin_key, end_key);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);  // checks the range's order
+}
+
 Status DBImpl::Delete(const WriteOptions& options, ColumnFamilyHandle* column_family,
                       const Slice& key) {
   if (Status s = CheckFamily(column_family); !s.ok()) return s;

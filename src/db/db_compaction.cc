@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/base/filename.h"
+#include "src/db/builder.h"
 #include "src/db/compaction.h"
 #include "src/db/compaction_picker.h"
 #include "src/db/db_impl.h"
@@ -25,8 +26,10 @@
 #include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
 #include "src/db/subcompaction.h"
+#include "src/db/table_cache.h"
 #include "src/env/rate_limited_file.h"
 #include "src/util/invariants.h"
+#include "table/table_reader.h"
 
 namespace shale {
 namespace {
@@ -114,6 +117,11 @@ struct DBImpl::CompactionState {
   // The user key whose entries (newest first) are being gathered, and its survivors.
   std::string user_key;
   std::vector<KeyEntry> key_entries, survivors;
+  // The inputs' range tombstones within the part (null: none). Each output takes those between
+  // the previous output's end (tombstones_from; unset: the part's start) and the next output's
+  // first key, so outputs meet where they are cut.
+  std::shared_ptr<const FragmentedRangeTombstoneList> tombstones;
+  std::optional<std::string> tombstones_from;
 
   // The output being written: builder is null between outputs.
   std::unique_ptr<WritableFile> file;
@@ -223,20 +231,22 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
     }
   }
   std::unique_ptr<InternalIterator> input = NewMergingIterator(&cfd->icmp, std::move(children));
+  Status s = GatherRangeTombstones(state);
 
   // Entries arrive newest first per user key; each key's entries are decided together
   // (WriteKeyEntries) and written, and outputs are cut only between user keys, so a key
   // never spans two files of a level.
   const Comparator* ucmp = cfd->icmp.user_comparator();
-  if (state->start.has_value()) {
+  if (!s.ok()) {
+    // Nothing to read.
+  } else if (state->start.has_value()) {
     std::string seek;
     AppendInternalKey(&seek, *state->start, kMaxSequenceNumber, kValueTypeForSeek);
     input->Seek(seek);
   } else {
     input->SeekToFirst();
   }
-  Status s;
-  for (; input->Valid() && s.ok(); input->Next()) {
+  for (; s.ok() && input->Valid(); input->Next()) {
     if (shutdown_requested_.load(std::memory_order_relaxed)) {
       s = Status::Aborted("shutting down");
       break;
@@ -263,7 +273,12 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   }
   if (s.ok()) s = WriteKeyEntries(state);
   if (s.ok()) s = input->status();
-  if (s.ok() && state->builder != nullptr) s = FinishCompactionOutput(state);
+  // Tombstones with no entry left beside them in the part still need an output.
+  if (s.ok() && state->builder == nullptr && state->tombstones != nullptr &&
+      TombstonesFrom(*state) < state->tombstones->fragments().size()) {
+    s = OpenCompactionOutput(state, std::string());
+  }
+  if (s.ok() && state->builder != nullptr) s = FinishCompactionOutput(state, nullptr);
   if (state->builder != nullptr) state->builder->Abandon();
   // An output left unfinished is closed here, before the inputs are.
   state->builder.reset();
@@ -272,21 +287,84 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   return s;
 }
 
+Status DBImpl::GatherRangeTombstones(CompactionState* state) {
+  const Compaction& c = *state->compaction;
+  TableCache* tables = state->cfd->table_cache.get();
+  const Comparator* ucmp = state->cfd->icmp.user_comparator();
+  std::vector<RangeTombstone> raw;
+  for (int which = 0; which < 2; which++) {
+    for (const auto& f : c.inputs(which)) {
+      if (f->num_range_deletions == 0) continue;
+      Cache::Handle* handle = nullptr;
+      Status s = tables->FindTable(f->number, f->file_size, &handle);
+      if (!s.ok()) return s;
+      const auto list = tables->GetReader(handle)->range_tombstones();
+      tables->Release(handle);
+      if (list == nullptr) {
+        return Status::Corruption(
+            fmt::format("table {} has no range deletions, the MANIFEST counts {}", f->number,
+                        f->num_range_deletions));
+      }
+      // Clipped to the part: its neighbours carry the rest.
+      for (const auto& frag : list->fragments()) {
+        Slice start(frag.start), end(frag.end);
+        if (state->start.has_value() && ucmp->Compare(start, *state->start) < 0) {
+          start = *state->start;
+        }
+        if (state->end.has_value() && ucmp->Compare(end, *state->end) > 0) end = *state->end;
+        if (ucmp->Compare(start, end) >= 0) continue;
+        for (SequenceNumber seq : list->seqs(frag)) {
+          raw.push_back({start.ToString(), end.ToString(), seq});
+        }
+      }
+    }
+  }
+  if (!raw.empty()) {
+    state->tombstones = std::make_shared<const FragmentedRangeTombstoneList>(ucmp, std::move(raw));
+  }
+  return Status::OK();
+}
+
+size_t DBImpl::TombstonesFrom(const CompactionState& state) {
+  const auto& fragments = state.tombstones->fragments();
+  const std::optional<std::string>& from =
+      state.tombstones_from.has_value() ? state.tombstones_from : state.start;
+  if (!from.has_value()) return 0;
+  const Comparator* ucmp = state.cfd->icmp.user_comparator();
+  return std::partition_point(fragments.begin(), fragments.end(),
+                              [&](const auto& f) { return ucmp->Compare(f.end, *from) <= 0; }) -
+         fragments.begin();
+}
+
 Status DBImpl::WriteKeyEntries(CompactionState* state) {
   if (state->key_entries.empty()) return Status::OK();
   const Compaction& c = *state->compaction;
   state->survivors.clear();
-  CompactKeyEntries(
-      state->user_key, &state->key_entries, state->snapshots,
-      [&] { return c.input_version().KeyNotInLevelsBelow(c.output_level(), state->user_key); },
-      state->cfd->options.merge_operator.get(), stats_, &state->survivors);
+  if (state->tombstones != nullptr &&
+      state->tombstones->FindFragment(state->user_key) < state->tombstones->fragments().size()) {
+    // A range tombstone of the inputs covers the key: its entries are kept as they are, the
+    // tombstone deciding at read time which of them it deletes.
+    state->survivors.swap(state->key_entries);
+  } else {
+    CompactKeyEntries(
+        state->user_key, &state->key_entries, state->snapshots,
+        [&] { return c.input_version().KeyNotInLevelsBelow(c.output_level(), state->user_key); },
+        state->cfd->options.merge_operator.get(), stats_, &state->survivors);
+  }
   state->key_entries.clear();
   Status r;
-  if (!state->survivors.empty() &&
-      state->grandparents.CutBefore(state->user_key, state->builder != nullptr,
-                                    state->builder != nullptr ? state->builder->FileSize() : 0)) {
-    r = FinishCompactionOutput(state);
-    if (!r.ok()) return r;
+  if (!state->survivors.empty()) {
+    // An output is finished before the first key it cannot take (it reached the output size,
+    // or crossed enough grandparents), so that its range tombstones end where the next begins.
+    const bool open = state->builder != nullptr;
+    const bool full = open && state->builder->FileSize() >= c.max_output_file_size();
+    const bool cut = state->grandparents.CutBefore(state->user_key, open && !full,
+                                                   open ? state->builder->FileSize() : 0);
+    if (open && (full || cut)) {
+      const Slice next(state->user_key);
+      r = FinishCompactionOutput(state, &next);
+      if (!r.ok()) return r;
+    }
   }
   for (const KeyEntry& entry : state->survivors) {
     if (state->builder == nullptr) {
@@ -296,9 +374,6 @@ Status DBImpl::WriteKeyEntries(CompactionState* state) {
     state->current.largest = entry.internal_key;
     r = state->builder->Add(entry.internal_key, entry.value);
     if (!r.ok()) return r;
-  }
-  if (state->builder != nullptr && state->builder->FileSize() >= c.max_output_file_size()) {
-    r = FinishCompactionOutput(state);
   }
   return r;
 }
@@ -321,8 +396,21 @@ Status DBImpl::OpenCompactionOutput(CompactionState* state, const std::string& f
   return Status::OK();
 }
 
-Status DBImpl::FinishCompactionOutput(CompactionState* state) {
-  Status r = state->builder->Finish();
+Status DBImpl::FinishCompactionOutput(CompactionState* state, const Slice* next_key) {
+  Status r;
+  if (state->tombstones != nullptr) {
+    const std::optional<std::string>& from =
+        state->tombstones_from.has_value() ? state->tombstones_from : state->start;
+    const Slice lower = from.has_value() ? Slice(*from) : Slice();
+    const Slice part_end = state->end.has_value() ? Slice(*state->end) : Slice();
+    const Slice* upper =
+        next_key != nullptr ? next_key : (state->end.has_value() ? &part_end : nullptr);
+    AddRangeTombstones(*state->tombstones, state->cfd->icmp, from.has_value() ? &lower : nullptr,
+                       upper, state->builder.get(), &state->current.smallest,
+                       &state->current.largest, &r);
+    if (upper != nullptr) state->tombstones_from = upper->ToString();
+  }
+  if (r.ok()) r = state->builder->Finish();
   if (r.ok()) r = state->file->Sync();
   if (r.ok()) r = state->file->Close();
   if (r.ok()) {

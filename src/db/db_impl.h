@@ -66,6 +66,10 @@ class DBImpl final : public DB {
   Status Put(const WriteOptions& options, const Slice& key, const Slice& value) override;
   Status Delete(const WriteOptions& options, const Slice& key) override;
   Status SingleDelete(const WriteOptions& options, const Slice& key) override;
+  Status DeleteRange(const WriteOptions& options, ColumnFamilyHandle* column_family,
+                     const Slice& begin_key, const Slice& end_key) override;
+  Status DeleteRange(const WriteOptions& options, const Slice& begin_key,
+                     const Slice& end_key) override;
   bool KeyMayExist(const ReadOptions& options, ColumnFamilyHandle* column_family, const Slice& key,
                    std::string* value, bool* value_found) override;
   Status GetApproximateSizes(const SizeApproximationOptions& options,
@@ -290,11 +294,19 @@ class DBImpl final : public DB {
   // Decides the gathered entries of one user key and adds the survivors to the output, which
   // is finished when it reached the output file size.
   Status WriteKeyEntries(CompactionState* state) EXCLUDES(mutex_);
-  // Takes a file number (a pending output) and creates the table file, to start at first_key.
+  // Takes a file number (a pending output) and creates the table file, to start at first_key
+  // (empty: an output of range tombstones only, whose bounds they give).
   Status OpenCompactionOutput(CompactionState* state, const std::string& first_key)
       EXCLUDES(mutex_);
-  // Finishes, syncs and closes the open output and records it (when that succeeded).
-  Status FinishCompactionOutput(CompactionState* state) EXCLUDES(mutex_);
+  // Finishes, syncs and closes the open output and records it (when that succeeded). The output
+  // takes the part's range tombstones up to next_key, the first user key of the next output
+  // (null: the part's end).
+  Status FinishCompactionOutput(CompactionState* state, const Slice* next_key) EXCLUDES(mutex_);
+  // Reads the range tombstones of the compaction's inputs into state->tombstones, clipped to
+  // the part.
+  Status GatherRangeTombstones(CompactionState* state) EXCLUDES(mutex_);
+  // The index of the first of state's tombstone fragments the next output would take.
+  static size_t TombstonesFrom(const CompactionState& state);
   // With s ok, replaces the inputs by the outputs of every part (in key order) in a new
   // Version; then releases the pending outputs and the inputs, and counts the work. Returns s,
   // or the outputs' range check's or the MANIFEST write's error.

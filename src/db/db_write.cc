@@ -38,6 +38,14 @@ Status DBImpl::SingleDelete(const WriteOptions& options, const Slice& key) {
   return WriteImpl(options, &batch);
 }
 
+Status DBImpl::DeleteRange(const WriteOptions& options, const Slice& begin_key,
+                           const Slice& end_key) {
+  WriteBatch batch;
+  Status s = batch.DeleteRange(begin_key, end_key);
+  if (!s.ok()) return s;
+  return WriteImpl(options, &batch);  // checks the range's order
+}
+
 Status DBImpl::Merge(const WriteOptions& options, const Slice& key, const Slice& operand) {
   if (!options_.merge_operator) return Status::InvalidArgument("Merge requires a merge_operator");
   WriteBatch batch;
@@ -61,13 +69,17 @@ Status DBImpl::CheckBatchFamilies(const WriteBatch* batch) const {
   class Checker : public RecordHandler {
    public:
     explicit Checker(const FamilyMap& families) : families_(families) {}
-    Status Record(uint32_t id, ValueType type, const Slice&, const Slice*) override {
+    Status Record(uint32_t id, ValueType type, const Slice& key, const Slice* value) override {
       auto it = families_.find(id);
       if (it == families_.end()) {
         return Status::InvalidArgument(fmt::format("column family {} does not exist", id));
       }
       if (type == kTypeMerge && !it->second->options.merge_operator) {
         return Status::InvalidArgument("Merge requires a merge_operator",
+                                       "column family " + it->second->name);
+      }
+      if (type == kTypeRangeDeletion && it->second->options.comparator->Compare(key, *value) > 0) {
+        return Status::InvalidArgument("DeleteRange: end key comes before begin key",
                                        "column family " + it->second->name);
       }
       return Status::OK();
@@ -98,9 +110,11 @@ void DBImpl::BuildGroupRecord(const WriteThread::Group& group, SequenceNumber fi
 Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   Status s = CheckOpen();
   if (!s.ok()) return s;
-  // A record of a family the DB does not hold (or a Merge into one without an operator) is
-  // refused, naming it, and so is a malformed batch, before anything is written.
-  if (WriteBatchInternal::HasColumnFamilyRecords(batch)) {
+  // A record of a family the DB does not hold (or a Merge into one without an operator, or a
+  // range deletion whose end comes before its begin) is refused, naming it, and so is a
+  // malformed batch, before anything is written.
+  if (WriteBatchInternal::HasColumnFamilyRecords(batch) ||
+      WriteBatchInternal::HasRangeDeletions(batch)) {
     s = CheckBatchFamilies(batch);
     if (!s.ok()) return s;
   }

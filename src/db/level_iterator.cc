@@ -33,8 +33,19 @@ class LevelIterator final : public InternalIterator {
   // filter rules the prefix out, no key of the level at or after target has it (those
   // would lie between target and that file's largest key).
   bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override {
-    OpenFileForward(FindFile(target));
-    if (file_iter_ != nullptr && !file_iter_->SeekInPrefix(target, prefix)) return false;
+    const size_t i = FindFile(target);
+    OpenFileForward(i);
+    if (file_iter_ != nullptr) {
+      // The file that would hold the target decides for the level: keys of one prefix are
+      // adjacent, and the file's last key is past the target. Not so when a range tombstone
+      // ends the file (its keys may stop short of the target's prefix, which the next file may
+      // then hold).
+      if (IsRangeDeletionSentinel(files_[i]->largest)) {
+        file_iter_->Seek(target);
+      } else if (!file_iter_->SeekInPrefix(target, prefix)) {
+        return false;
+      }
+    }
     SkipForward();
     return true;
   }

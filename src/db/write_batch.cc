@@ -8,9 +8,11 @@
 //              | 0x4:u8 family:varint32 varstring(key)                      (its deletion)
 //              | 0x6:u8 family:varint32 varstring(key) varstring(operand)   (its merge)
 //              | 0x8:u8 family:varint32 varstring(key)                      (its single deletion)
+//              | kTypeRangeDeletion (0xF):u8 varstring(begin) varstring(end)
+//              | 0xE:u8 family:varint32 varstring(begin) varstring(end)     (its range deletion)
 //   varstring := length:varint32 bytes
-// The first four type bytes are the ValueType values of src/base/dbformat.h; the family forms
-// are RocksDB's bytes. The default family (id 0) is always written without an id. Record i of
+// The default family's type bytes are the ValueType values of src/base/dbformat.h; the family
+// forms are RocksDB's bytes. The default family (id 0) is always written without an id. Record i of
 // a batch written at sequence s gets sequence s + i.
 #include "shale/write_batch.h"
 
@@ -31,6 +33,7 @@ constexpr uint8_t kBatchFamilyDeletion = 0x4;
 constexpr uint8_t kBatchFamilyValue = 0x5;
 constexpr uint8_t kBatchFamilyMerge = 0x6;
 constexpr uint8_t kBatchFamilySingleDeletion = 0x8;
+constexpr uint8_t kBatchFamilyRangeDeletion = 0xE;
 
 Status UnknownFamily(uint32_t id) {
   return Status::InvalidArgument("column family " + std::to_string(id) + " does not exist");
@@ -61,13 +64,15 @@ Status ReadRecord(Slice* input, ValueType* type, uint32_t* family, Slice* key, S
     case kBatchFamilyDeletion:
     case kBatchFamilyMerge:
     case kBatchFamilySingleDeletion:
+    case kBatchFamilyRangeDeletion:
       if (!GetVarint32(input, family)) {
         return Status::Corruption("write batch: bad column family id");
       }
-      t = t == kBatchFamilyValue      ? kTypeValue
-          : t == kBatchFamilyDeletion ? kTypeDeletion
-          : t == kBatchFamilyMerge    ? kTypeMerge
-                                      : kTypeSingleDeletion;
+      t = t == kBatchFamilyValue           ? kTypeValue
+          : t == kBatchFamilyDeletion      ? kTypeDeletion
+          : t == kBatchFamilyMerge         ? kTypeMerge
+          : t == kBatchFamilyRangeDeletion ? kTypeRangeDeletion
+                                           : kTypeSingleDeletion;
       break;
     default:
       break;
@@ -77,6 +82,11 @@ Status ReadRecord(Slice* input, ValueType* type, uint32_t* family, Slice* key, S
     case kTypeMerge:
       if (!GetLengthPrefixedSlice(input, key) || !GetLengthPrefixedSlice(input, value)) {
         return Status::Corruption("write batch: bad put/merge record");
+      }
+      break;
+    case kTypeRangeDeletion:
+      if (!GetLengthPrefixedSlice(input, key) || !GetLengthPrefixedSlice(input, value)) {
+        return Status::Corruption("write batch: bad range deletion record");
       }
       break;
     case kTypeDeletion:
@@ -98,7 +108,9 @@ Status ReadRecord(Slice* input, ValueType* type, uint32_t* family, Slice* key, S
 WriteBatch::WriteBatch() { Clear(); }
 
 WriteBatch::WriteBatch(WriteBatch&& other) noexcept
-    : rep_(std::move(other.rep_)), has_column_family_records_(other.has_column_family_records_) {
+    : rep_(std::move(other.rep_)),
+      has_column_family_records_(other.has_column_family_records_),
+      has_range_deletions_(other.has_range_deletions_) {
   other.Clear();  // the header fits the string's inline buffer: no allocation
 }
 
@@ -106,6 +118,7 @@ WriteBatch& WriteBatch::operator=(WriteBatch&& other) noexcept {
   if (this != &other) {
     rep_ = std::move(other.rep_);
     has_column_family_records_ = other.has_column_family_records_;
+    has_range_deletions_ = other.has_range_deletions_;
     other.Clear();
   }
   return *this;
@@ -115,22 +128,27 @@ void WriteBatch::Clear() {
   rep_.clear();
   rep_.resize(WriteBatchInternal::kHeader, '\0');
   has_column_family_records_ = false;
+  has_range_deletions_ = false;
 }
 
 uint32_t WriteBatch::Count() const { return WriteBatchInternal::Count(this); }
 
 Status WriteBatch::Add(uint8_t type, uint32_t column_family_id, const Slice& key,
                        const Slice* value) {
-  Status s = CheckSizes(key, value);
+  // A range deletion's value is its end key.
+  Status s = type == kTypeRangeDeletion ? CheckSizes(*value, nullptr) : Status::OK();
+  if (s.ok()) s = CheckSizes(key, type == kTypeRangeDeletion ? nullptr : value);
   if (!s.ok()) return s;
   WriteBatchInternal::SetCount(this, Count() + 1);
+  if (type == kTypeRangeDeletion) has_range_deletions_ = true;
   if (column_family_id == 0) {
     rep_.push_back(static_cast<char>(type));
   } else {
-    rep_.push_back(static_cast<char>(type == kTypeValue      ? kBatchFamilyValue
-                                     : type == kTypeDeletion ? kBatchFamilyDeletion
-                                     : type == kTypeMerge    ? kBatchFamilyMerge
-                                                             : kBatchFamilySingleDeletion));
+    rep_.push_back(static_cast<char>(type == kTypeValue           ? kBatchFamilyValue
+                                     : type == kTypeDeletion      ? kBatchFamilyDeletion
+                                     : type == kTypeMerge         ? kBatchFamilyMerge
+                                     : type == kTypeRangeDeletion ? kBatchFamilyRangeDeletion
+                                                                  : kBatchFamilySingleDeletion));
     PutVarint32(&rep_, column_family_id);
     has_column_family_records_ = true;
   }
@@ -155,6 +173,15 @@ Status WriteBatch::SingleDelete(const Slice& key) {
 
 Status WriteBatch::SingleDelete(ColumnFamilyHandle* column_family, const Slice& key) {
   return Add(kTypeSingleDeletion, FamilyId(column_family), key, nullptr);
+}
+
+Status WriteBatch::DeleteRange(const Slice& begin_key, const Slice& end_key) {
+  return Add(kTypeRangeDeletion, 0, begin_key, &end_key);
+}
+
+Status WriteBatch::DeleteRange(ColumnFamilyHandle* column_family, const Slice& begin_key,
+                               const Slice& end_key) {
+  return Add(kTypeRangeDeletion, FamilyId(column_family), begin_key, &end_key);
 }
 
 Status WriteBatch::Put(ColumnFamilyHandle* column_family, const Slice& key, const Slice& value) {
@@ -195,6 +222,16 @@ Status WriteBatch::Handler::SingleDeleteCF(uint32_t column_family_id, const Slic
   return SingleDelete(key);
 }
 
+Status WriteBatch::Handler::DeleteRange(const Slice&, const Slice&) {
+  return Status::NotSupported("this WriteBatch::Handler does not handle DeleteRange records");
+}
+
+Status WriteBatch::Handler::DeleteRangeCF(uint32_t column_family_id, const Slice& begin_key,
+                                          const Slice& end_key) {
+  if (column_family_id != 0) return UnknownFamily(column_family_id);
+  return DeleteRange(begin_key, end_key);
+}
+
 Status WriteBatch::Iterate(Handler* handler) const {
   if (rep_.size() < WriteBatchInternal::kHeader) {
     return Status::Corruption("write batch: shorter than its header");
@@ -224,7 +261,7 @@ Status WriteBatch::Iterate(Handler* handler) const {
         s = handler->SingleDeleteCF(family, key);
         break;
       case kTypeRangeDeletion:
-        s = Status::NotSupported("write batch: range deletion");
+        s = handler->DeleteRangeCF(family, key, value);
         break;
     }
     if (!s.ok()) return s;
@@ -258,12 +295,14 @@ Status WriteBatchInternal::SetContents(WriteBatch* batch, const Slice& contents)
   batch->rep_.assign(contents.data(), contents.size());
   // Unknown until the records are read: DB::Write validates such a batch whole.
   batch->has_column_family_records_ = true;
+  batch->has_range_deletions_ = true;
   return Status::OK();
 }
 
 void WriteBatchInternal::Append(WriteBatch* dst, const WriteBatch* src) {
   SetCount(dst, Count(dst) + Count(src));
   dst->has_column_family_records_ |= src->has_column_family_records_;
+  dst->has_range_deletions_ |= src->has_range_deletions_;
   dst->rep_.append(src->rep_.data() + kHeader, src->rep_.size() - kHeader);
 }
 
@@ -275,6 +314,7 @@ Status WriteBatchInternal::Validate(const WriteBatch* batch) {
     Status Delete(const Slice&) override { return Status::OK(); }
     Status Merge(const Slice&, const Slice&) override { return Status::OK(); }
     Status SingleDelete(const Slice&) override { return Status::OK(); }
+    Status DeleteRange(const Slice&, const Slice&) override { return Status::OK(); }
   } nop;
   return batch->Iterate(&nop);
 }
@@ -340,6 +380,7 @@ bool WriteBatchInternal::HasMerge(const WriteBatch* batch) {
       return Status::Aborted("found");
     }
     Status SingleDeleteCF(uint32_t, const Slice&) override { return Status::OK(); }
+    Status DeleteRangeCF(uint32_t, const Slice&, const Slice&) override { return Status::OK(); }
   } finder;
   return batch->Iterate(&finder).IsAborted();
 }
@@ -356,7 +397,12 @@ Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber fi
         last_mem_ = mem_of_(id);
       }
       const SequenceNumber seq = seq_++;  // spent also by a skipped record
-      if (last_mem_ != nullptr) last_mem_->Add(seq, type, key, value ? *value : Slice());
+      if (last_mem_ == nullptr) return Status::OK();
+      if (type == kTypeRangeDeletion) {
+        last_mem_->AddRangeDeletion(seq, key, *value);
+      } else {
+        last_mem_->Add(seq, type, key, value ? *value : Slice());
+      }
       return Status::OK();
     }
 
@@ -388,6 +434,10 @@ Status WriteBatchInternal::InsertInto(const WriteBatch* batch, SequenceNumber fi
     }
     Status SingleDelete(const Slice& key) override {
       mem_->Add(seq_++, kTypeSingleDeletion, key, Slice());
+      return Status::OK();
+    }
+    Status DeleteRange(const Slice& begin_key, const Slice& end_key) override {
+      mem_->AddRangeDeletion(seq_++, begin_key, end_key);
       return Status::OK();
     }
 

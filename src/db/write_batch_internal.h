@@ -44,6 +44,13 @@ class RecordHandler : public WriteBatch::Handler {
   Status SingleDeleteCF(uint32_t id, const Slice& key) final {
     return Record(id, kTypeSingleDeletion, key, nullptr);
   }
+  // A range deletion: key is its begin, *value its end.
+  Status DeleteRange(const Slice& begin_key, const Slice& end_key) final {
+    return Record(0, kTypeRangeDeletion, begin_key, &end_key);
+  }
+  Status DeleteRangeCF(uint32_t id, const Slice& begin_key, const Slice& end_key) final {
+    return Record(id, kTypeRangeDeletion, begin_key, &end_key);
+  }
 };
 
 class WriteBatchInternal {
@@ -75,9 +82,11 @@ class WriteBatchInternal {
   static bool HasColumnFamilyRecords(const WriteBatch* batch) {
     return batch->has_column_family_records_;
   }
+  // True if the batch may hold a range deletion (as above).
+  static bool HasRangeDeletions(const WriteBatch* batch) { return batch->has_range_deletions_; }
 
-  // Appends a record of type (kTypeValue, kTypeDeletion, kTypeMerge, kTypeSingleDeletion;
-  // value null for a deletion) to family id.
+  // Appends a record of type (kTypeValue, kTypeDeletion, kTypeMerge, kTypeSingleDeletion,
+  // kTypeRangeDeletion with the end key as value; value null for a deletion) to family id.
   static Status Add(WriteBatch* batch, ValueType type, uint32_t id, const Slice& key,
                     const Slice* value) {
     return batch->Add(static_cast<uint8_t>(type), id, key, value);

@@ -139,6 +139,17 @@ void FillFamilies(WriteBatch* b) {
   Check(b->Merge(&three, "k3", "m1"));
   Check(b->Put("k4", "v4"));
 }
+void FillRangeDeletions(WriteBatch* b) {
+  Check(b->Put("k1", "v"));
+  Check(b->DeleteRange("k0", "k5"));
+  Check(b->DeleteRange("k3", "k3"));
+}
+void FillFamilyRangeDeletions(WriteBatch* b) {
+  FamilyId two(2);
+  Check(b->DeleteRange(&two, "a", "b"));
+  Check(b->Put(&two, "a", "v"));
+}
+
 void FillSingleDeletes(WriteBatch* b) {
   FamilyId two(2);
   Check(b->Put("k1", "v1"));
@@ -160,6 +171,8 @@ void WalAndBatchSeeds() {
   Write("write_batch_fuzzer", "empty", empty);
   Write("write_batch_fuzzer", "families", Batch(5, FillFamilies));
   Write("write_batch_fuzzer", "single_deletes", Batch(9, FillSingleDeletes));
+  Write("write_batch_fuzzer", "range_deletions", Batch(11, FillRangeDeletions));
+  Write("write_batch_fuzzer", "range_deletions_family", Batch(13, FillFamilyRangeDeletions));
   {
     WriteBatch b;
     Check(b.Put(std::string("\0key", 4), std::string(300, 'p')));  // two-byte varint length

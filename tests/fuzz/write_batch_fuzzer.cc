@@ -68,6 +68,13 @@ class Recorder final : public shale::WriteBatch::Handler {
     records.push_back({shale::kTypeSingleDeletion, family, key.ToString(), std::string()});
     return Status::OK();
   }
+  Status DeleteRange(const Slice& begin, const Slice& end) override {
+    return DeleteRangeCF(0, begin, end);
+  }
+  Status DeleteRangeCF(uint32_t family, const Slice& begin, const Slice& end) override {
+    records.push_back({shale::kTypeRangeDeletion, family, begin.ToString(), end.ToString()});
+    return Status::OK();
+  }
 
   std::vector<Record> records;
 };
@@ -92,7 +99,8 @@ std::vector<Record> RecordsOf(const shale::WriteBatch& batch, const char* what) 
   return std::move(r.records);
 }
 
-// Checks InsertInto: the memtable holds exactly the records at their sequence numbers.
+// Checks InsertInto: the memtable holds exactly the point records at their sequence numbers, and
+// each non-empty range deletion covers its begin key at its own.
 void CheckMemTable(const shale::WriteBatch& batch, const std::vector<Record>& records,
                    shale::SequenceNumber first) {
   static const shale::InternalKeyComparator icmp(shale::BytewiseComparator());
@@ -104,16 +112,27 @@ void CheckMemTable(const shale::WriteBatch& batch, const std::vector<Record>& re
   // Expected entries in internal-key order: user key ascending, sequence descending.
   using Entry = std::tuple<std::string, shale::SequenceNumber, shale::ValueType, std::string>;
   std::vector<Entry> want;
+  size_t ranges = 0;
+  const auto tombstones = mem->RangeTombstones();
   for (size_t i = 0; i < records.size(); i++) {
-    want.emplace_back(records[i].key, first + i, records[i].type, records[i].value);
+    if (records[i].type != shale::kTypeRangeDeletion) {
+      want.emplace_back(records[i].key, first + i, records[i].type, records[i].value);
+      continue;
+    }
+    if (Slice(records[i].key).compare(Slice(records[i].value)) >= 0) continue;  // empty
+    ranges++;
+    if (tombstones == nullptr ||
+        tombstones->MaxCoveringSeq(records[i].key, first + i) < first + i) {
+      Fail("memtable lost a range deletion of the batch");
+    }
   }
   std::sort(want.begin(), want.end(), [](const Entry& a, const Entry& b) {
     const int c = Slice(std::get<0>(a)).compare(Slice(std::get<0>(b)));
     return c != 0 ? c < 0 : std::get<1>(a) > std::get<1>(b);
   });
-  if (mem->num_entries() != want.size()) {
+  if (mem->num_entries() != want.size() + ranges) {
     Fail("memtable holds " + std::to_string(mem->num_entries()) + " entries, batch has " +
-         std::to_string(want.size()));
+         std::to_string(want.size() + ranges));
   }
   {
     auto it = mem->NewIterator();
@@ -193,6 +212,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case shale::kTypeSingleDeletion:
         s = rebuilt.SingleDelete(&family, r.key);
+        break;
+      case shale::kTypeRangeDeletion:
+        s = rebuilt.DeleteRange(&family, r.key, r.value);
         break;
       default:
         s = rebuilt.Merge(&family, r.key, r.value);

@@ -1,0 +1,344 @@
+// DeleteRange through the DB: argument rules; every read path (Get, MultiGet with synchronous
+// and asynchronous reads, GetMergeOperands, KeyMayExist, iterators both ways, bounded and prefix
+// seeks) with the tombstone in the memtable, in L0 and deeper; snapshots; merges over a covered
+// base; tombstone-only flushes and compaction outputs; reopen; column families; and a random
+// run with many small files against a model.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shale/db.h"
+#include "shale/merge_operator.h"
+#include "shale/slice_transform.h"
+#include "src/util/random.h"
+#include "tests/db_test_util.h"
+
+namespace shale::test {
+namespace {
+
+std::string Key(int i) { return NumberedKey(static_cast<uint64_t>(i)); }
+
+using Model = std::map<std::string, std::string>;
+
+class DBRangeDelTest : public DBTestBase {
+ protected:
+  DBRangeDelTest() { options_.merge_operator = MergeOperators::CreateStringAppendOperator(); }
+
+  // The most files any one level holds.
+  int MostFilesInALevel() {
+    int most = 0;
+    for (int level = 0; level < options_.num_levels; level++) {
+      std::string n;
+      EXPECT_TRUE(db_->GetProperty("shale.num-files-at-level" + std::to_string(level), &n));
+      most = std::max(most, std::stoi(n));
+    }
+    return most;
+  }
+
+  // Every read path agrees with model at snapshot (null: now).
+  void Check(const Model& model, const Snapshot* snapshot, const std::string& when) {
+    SCOPED_TRACE(when);
+    ReadOptions ro;
+    ro.snapshot = snapshot;
+    std::vector<std::string> keys;
+    for (int i = 0; i < 120; i++) keys.push_back(Key(i));
+    for (const std::string& k : keys) {
+      auto it = model.find(k);
+      const std::string want = it == model.end() ? "NOT_FOUND" : it->second;
+      ASSERT_EQ(Get(k, snapshot), want) << k;
+      PinnableSlice operands[4];
+      GetMergeOperandsOptions mo;
+      mo.expected_max_number_of_operands = 4;
+      int n = 0;
+      Status s = db_->GetMergeOperands(ro, k, operands, &mo, &n);
+      if (it == model.end()) {
+        ASSERT_TRUE(s.IsNotFound()) << k << " " << s.ToString();
+      } else {
+        ASSERT_TRUE(s.ok()) << k << " " << s.ToString();
+        std::string joined;
+        for (int j = 0; j < n; j++) joined += (j > 0 ? "," : "") + operands[j].ToString();
+        ASSERT_EQ(joined, want) << k;
+      }
+      if (it != model.end()) {
+        std::string v;
+        bool found = false;
+        ASSERT_TRUE(db_->KeyMayExist(ro, db_->DefaultColumnFamily(), k, &v, &found)) << k;
+      }
+    }
+    for (bool async : {false, true}) {
+      ro.async_io = async;
+      std::vector<Slice> slices(keys.begin(), keys.end());
+      std::vector<std::string> values;
+      std::vector<Status> statuses = db_->MultiGet(ro, slices, &values);
+      for (size_t i = 0; i < keys.size(); i++) {
+        auto it = model.find(keys[i]);
+        if (it == model.end()) {
+          ASSERT_TRUE(statuses[i].IsNotFound()) << keys[i] << " " << statuses[i].ToString();
+        } else {
+          ASSERT_TRUE(statuses[i].ok()) << keys[i] << " " << statuses[i].ToString();
+          ASSERT_EQ(values[i], it->second) << keys[i];
+        }
+      }
+    }
+    ro.async_io = true;
+    std::string want, got;
+    for (const auto& [k, v] : model) want += k + "=" + v + " ";
+    auto iter = db_->NewIterator(ro);
+    for (iter->SeekToFirst(); iter->Valid(); iter->Next()) {
+      got += iter->key().ToString() + "=" + iter->value().ToString() + " ";
+    }
+    ASSERT_TRUE(iter->status().ok()) << iter->status().ToString();
+    ASSERT_EQ(got, want);
+    std::string back;
+    for (auto r = model.rbegin(); r != model.rend(); ++r) back += r->first + "=" + r->second + " ";
+    got.clear();
+    for (iter->SeekToLast(); iter->Valid(); iter->Prev()) {
+      got += iter->key().ToString() + "=" + iter->value().ToString() + " ";
+    }
+    ASSERT_EQ(got, back);
+    // Seeks into and around deleted stretches, both ways.
+    for (int i = 0; i < 120; i += 7) {
+      iter->Seek(Key(i));
+      auto lb = model.lower_bound(Key(i));
+      ASSERT_EQ(iter->Valid(), lb != model.end()) << i;
+      if (lb != model.end()) {
+        ASSERT_EQ(iter->key().ToString(), lb->first);
+      }
+      iter->SeekForPrev(Key(i));
+      auto ub = model.upper_bound(Key(i));
+      ASSERT_EQ(iter->Valid(), ub != model.begin()) << i;
+      if (ub != model.begin()) {
+        ASSERT_EQ(iter->key().ToString(), std::prev(ub)->first);
+      }
+    }
+  }
+
+  // Writes model's changes for ops: Put(i) for every key, then the given ranges deleted.
+  void DeleteRange(Model* model, int from, int to) {
+    ASSERT_TRUE(db_->DeleteRange(WriteOptions(), Key(from), Key(to)).ok());
+    model->erase(model->lower_bound(Key(from)), model->lower_bound(Key(to)));
+  }
+};
+
+TEST_F(DBRangeDelTest, ArgumentRules) {
+  Open();
+  ASSERT_TRUE(Put(Key(1), "a").ok());
+  ASSERT_TRUE(Put(Key(5), "b").ok());
+  // End before begin: refused, nothing deleted; also inside a batch, which is refused whole.
+  Status s = db_->DeleteRange(WriteOptions(), Key(9), Key(0));
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  WriteBatch batch;
+  ASSERT_TRUE(batch.Put(Key(7), "c").ok());
+  ASSERT_TRUE(batch.DeleteRange(Key(9), Key(0)).ok());
+  s = db_->Write(WriteOptions(), &batch);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(Get(Key(7)), "NOT_FOUND");
+  // An empty range deletes nothing.
+  EXPECT_TRUE(db_->DeleteRange(WriteOptions(), Key(1), Key(1)).ok());
+  EXPECT_EQ(Contents(), Key(1) + "=a " + Key(5) + "=b");
+  // Keys over the size limit.
+  const std::string huge(DB::kMaxKeySize + 1, 'x');
+  EXPECT_TRUE(db_->DeleteRange(WriteOptions(), Key(0), huge).IsInvalidArgument());
+  EXPECT_TRUE(batch.DeleteRange(huge, huge).IsInvalidArgument());
+  // A dropped family's handle, and another DB's family ids inside a batch.
+  std::unique_ptr<ColumnFamilyHandle> cf;
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "one", &cf).ok());
+  ASSERT_TRUE(db_->DropColumnFamily(cf.get()).ok());
+  EXPECT_FALSE(db_->DeleteRange(WriteOptions(), cf.get(), Key(0), Key(9)).ok());
+  // The end is exclusive.
+  EXPECT_TRUE(db_->DeleteRange(WriteOptions(), Key(1), Key(5)).ok());
+  EXPECT_EQ(Contents(), Key(5) + "=b");
+}
+
+// The tombstone in each place a read can meet it, with the keys it covers below it.
+TEST_F(DBRangeDelTest, EveryReadPathInEveryPlace) {
+  for (int where = 0; where < 4; where++) {
+    SCOPED_TRACE(where);
+    options_.disable_auto_compactions = true;
+    Open();
+    Model model;
+    for (int i = 0; i < 100; i++) {
+      const std::string v = "v" + std::to_string(i);
+      ASSERT_TRUE(Put(Key(i), v).ok());
+      model[Key(i)] = v;
+    }
+    // Merge operands over values, to be merged with no base once covered.
+    for (int i = 40; i < 60; i += 3) {
+      ASSERT_TRUE(Merge(Key(i), "m").ok());
+      model[Key(i)] += ",m";
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+    const Snapshot* before = db_->GetSnapshot();
+    const Model before_model = model;
+    ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 20, 30));
+    ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 25, 45));
+    ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 90, 200));
+    // Newer writes over the range stand, merges on a covered key start afresh.
+    ASSERT_TRUE(Put(Key(22), "new").ok());
+    model[Key(22)] = "new";
+    ASSERT_TRUE(Merge(Key(43), "x").ok());
+    model[Key(43)] = "x";
+    if (where >= 1) {
+      ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // L0
+    }
+    if (where >= 2) {
+      CompactRangeOptions co;
+      co.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+      ASSERT_TRUE(db_->CompactRange(co, nullptr, nullptr).ok());
+    }
+    if (where < 3) {
+      ASSERT_NO_FATAL_FAILURE(Check(before_model, before, "snapshot"));
+    }
+    db_->ReleaseSnapshot(before);
+    if (where == 3) Reopen();
+    ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "latest"));
+    Close();
+    ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+  }
+}
+
+// A memtable holding nothing but a tombstone is flushed to a table of its own, and a
+// compaction whose keys are all covered still writes the tombstones.
+TEST_F(DBRangeDelTest, TombstoneOnlyTablesAndReopen) {
+  options_.disable_auto_compactions = true;
+  Open();
+  Model model;
+  for (int i = 0; i < 50; i++) {
+    ASSERT_TRUE(Put(Key(i), "v").ok());
+    model[Key(i)] = "v";
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 10, 20));
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  std::string files;
+  ASSERT_TRUE(db_->GetProperty("shale.num-files-at-level0", &files));
+  EXPECT_EQ(files, "1");
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "tombstone in L0"));
+  Reopen();
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "after reopen"));
+  // Only from the WAL: written, then the DB closed before any flush.
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 30, 35));
+  Reopen();
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "replayed from the WAL"));
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "compacted"));
+  Reopen();
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "compacted and reopened"));
+}
+
+TEST_F(DBRangeDelTest, ColumnFamiliesKeepTheirOwn) {
+  Open();
+  std::unique_ptr<ColumnFamilyHandle> cf;
+  ASSERT_TRUE(db_->CreateColumnFamily(options_, "one", &cf).ok());
+  for (int i = 0; i < 10; i++) {
+    ASSERT_TRUE(Put(Key(i), "d").ok());
+    ASSERT_TRUE(db_->Put(WriteOptions(), cf.get(), Key(i), "o").ok());
+  }
+  ASSERT_TRUE(db_->DeleteRange(WriteOptions(), cf.get(), Key(2), Key(8)).ok());
+  WriteBatch batch;
+  ASSERT_TRUE(batch.DeleteRange(Key(0), Key(3)).ok());
+  ASSERT_TRUE(batch.DeleteRange(cf.get(), Key(9), Key(10)).ok());
+  ASSERT_TRUE(db_->Write(WriteOptions(), &batch).ok());
+  const auto contents = [&](ColumnFamilyHandle* h) {
+    std::string r;
+    auto it = db_->NewIterator(ReadOptions(), h);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) r += it->key().ToString() + " ";
+    return r;
+  };
+  const std::string want_default = Key(3) + " " + Key(4) + " " + Key(5) + " " + Key(6) + " " +
+                                   Key(7) + " " + Key(8) + " " + Key(9) + " ";
+  const std::string want_one = Key(0) + " " + Key(1) + " " + Key(8) + " ";
+  EXPECT_EQ(contents(db_->DefaultColumnFamily()), want_default);
+  EXPECT_EQ(contents(cf.get()), want_one);
+  ASSERT_TRUE(db_->Flush(FlushOptions(), cf.get()).ok());
+  cf.reset();
+  Close();
+  std::vector<ColumnFamilyDescriptor> descriptors = {{kDefaultColumnFamilyName, options_},
+                                                     {"one", options_}};
+  std::vector<std::unique_ptr<ColumnFamilyHandle>> handles;
+  ASSERT_TRUE(DB::Open(options_, dbname_, descriptors, &handles, &db_).ok());
+  EXPECT_EQ(contents(handles[0].get()), want_default);
+  EXPECT_EQ(contents(handles[1].get()), want_one);
+}
+
+// One output per user key (1-byte blocks and target size), so a range tombstone is cut at every
+// key: the file holding a1 ends in the sentinel of key25, which the next file starts with. A
+// prefix seek to "key2" lands in the first file, whose filter holds no key of that prefix; the
+// level must still find key25 in the next one.
+TEST_F(DBRangeDelTest, PrefixSeekPastAFileEndedByATombstone) {
+  options_.disable_auto_compactions = true;
+  options_.block_size = 1;
+  options_.target_file_size_base = 1;
+  options_.prefix_extractor = NewFixedPrefixTransform(4);
+  Open();
+  ASSERT_TRUE(db_->DeleteRange(WriteOptions(), "key1", "key3").ok());
+  ASSERT_TRUE(Put("a1", "x").ok());
+  ASSERT_TRUE(Put("key25", "y").ok());
+  ASSERT_TRUE(Put("key26", "z").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  CompactRangeOptions co;
+  co.bottommost_level_compaction = BottommostLevelCompaction::kForce;  // rewritten, not moved
+  ASSERT_TRUE(db_->CompactRange(co, nullptr, nullptr).ok());
+  EXPECT_EQ(MostFilesInALevel(), 3);
+  for (bool same_prefix : {false, true}) {
+    ReadOptions ro;
+    ro.prefix_same_as_start = same_prefix;
+    auto it = db_->NewIterator(ro);
+    it->Seek("key2");
+    ASSERT_TRUE(it->Valid()) << same_prefix;
+    EXPECT_EQ(it->key().ToString(), "key25");
+    it->Next();
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key().ToString(), "key26");
+  }
+  EXPECT_EQ(Contents(), "a1=x key25=y key26=z");
+}
+
+// Many small files, subcompactions and tombstones cut across outputs: random puts, merges and
+// range deletions, flushed and compacted, against a model after every phase.
+TEST_F(DBRangeDelTest, RandomRangesOverManySmallFiles) {
+  options_.write_buffer_size = 16 << 10;
+  options_.target_file_size_base = 8 << 10;
+  options_.max_bytes_for_level_base = 32 << 10;
+  options_.level0_file_num_compaction_trigger = 2;
+  options_.max_subcompactions = 3;
+  options_.prefix_extractor = NewFixedPrefixTransform(3);
+  Open();
+  Random rnd(401);
+  Model model;
+  for (int round = 0; round < 6; round++) {
+    for (int op = 0; op < 600; op++) {
+      const int i = static_cast<int>(rnd.Uniform(120));
+      const std::string value = "r" + std::to_string(round) + "." + std::to_string(op) +
+                                std::string(rnd.Uniform(60), 'p');
+      const uint64_t kind = rnd.Uniform(20);
+      if (kind == 0) {
+        const int j = i + 1 + static_cast<int>(rnd.Uniform(15));
+        ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, i, j));
+      } else if (kind < 4) {
+        ASSERT_TRUE(Merge(Key(i), value).ok());
+        auto it = model.find(Key(i));
+        model[Key(i)] = it == model.end() ? value : it->second + "," + value;
+      } else {
+        ASSERT_TRUE(Put(Key(i), value).ok());
+        model[Key(i)] = value;
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "round " + std::to_string(round)));
+    ASSERT_TRUE(db_->WaitForCompact().ok());
+    ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "compacted, round " + std::to_string(round)));
+    if (round % 2 == 1) {
+      Reopen();
+      ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "reopened, round " + std::to_string(round)));
+    }
+  }
+  // The run reached levels of several files, range tombstones cut among them.
+  EXPECT_GT(MostFilesInALevel(), 1);
+}
+
+}  // namespace
+}  // namespace shale::test
