@@ -298,6 +298,52 @@ TEST_F(DBRangeDelTest, PrefixSeekPastAFileEndedByATombstone) {
   EXPECT_EQ(Contents(), "a1=x key25=y key26=z");
 }
 
+// Compactions drop what a tombstone covers, and the tombstone itself once nothing below it is in
+// its range and every reader sees it; a snapshot keeps both until released.
+TEST_F(DBRangeDelTest, CompactionDropsCoveredKeysAndSpentTombstones) {
+  options_.disable_auto_compactions = true;
+  Open();
+  Model model;
+  const std::string big(200, 'x');
+  for (int i = 0; i < 400; i++) {
+    ASSERT_TRUE(Put(Key(i), big).ok());
+    model[Key(i)] = big;
+  }
+  ASSERT_TRUE(Merge(Key(5), "m").ok());
+  model[Key(5)] += ",m";
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  CompactRangeOptions co;
+  co.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(db_->CompactRange(co, nullptr, nullptr).ok());
+  const auto live_bytes = [&] {
+    uint64_t size = 0;
+    const Range all("", "\xff");
+    EXPECT_TRUE(db_->GetApproximateSizes(&all, 1, &size).ok());
+    return size;
+  };
+  const uint64_t full = live_bytes();
+  ASSERT_GT(full, 400u * 200);
+
+  const Snapshot* snap = db_->GetSnapshot();
+  const Model at_snap = model;
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 0, 390));
+  ASSERT_TRUE(Merge(Key(5), "after").ok());  // a merge over the covered key: no base left
+  model[Key(5)] = "after";
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db_->CompactRange(co, nullptr, nullptr).ok());
+  // The snapshot still reads everything: nothing was dropped.
+  ASSERT_NO_FATAL_FAILURE(Check(at_snap, snap, "snapshot kept"));
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "latest, snapshot kept"));
+  EXPECT_GE(live_bytes(), full);
+  db_->ReleaseSnapshot(snap);
+  ASSERT_TRUE(db_->CompactRange(co, nullptr, nullptr).ok());
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "latest, compacted"));
+  // The covered values went.
+  EXPECT_LT(live_bytes(), full / 10);
+  Reopen();
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "reopened"));
+}
+
 // Many small files, subcompactions and tombstones cut across outputs: random puts, merges and
 // range deletions, flushed and compacted, against a model after every phase.
 TEST_F(DBRangeDelTest, RandomRangesOverManySmallFiles) {

@@ -117,10 +117,12 @@ struct DBImpl::CompactionState {
   // The user key whose entries (newest first) are being gathered, and its survivors.
   std::string user_key;
   std::vector<KeyEntry> key_entries, survivors;
-  // The inputs' range tombstones within the part (null: none). Each output takes those between
-  // the previous output's end (tombstones_from; unset: the part's start) and the next output's
+  // The inputs' range tombstones within the part, the newest of each snapshot stripe (null:
+  // none): they delete what they cover among the entries. output_tombstones: those of them
+  // still needed (null: none), which the outputs keep; each output takes those between the
+  // previous output's end (tombstones_from; unset: the part's start) and the next output's
   // first key, so outputs meet where they are cut.
-  std::shared_ptr<const FragmentedRangeTombstoneList> tombstones;
+  std::shared_ptr<const FragmentedRangeTombstoneList> tombstones, output_tombstones;
   std::optional<std::string> tombstones_from;
 
   // The output being written: builder is null between outputs.
@@ -274,8 +276,8 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   if (s.ok()) s = WriteKeyEntries(state);
   if (s.ok()) s = input->status();
   // Tombstones with no entry left beside them in the part still need an output.
-  if (s.ok() && state->builder == nullptr && state->tombstones != nullptr &&
-      TombstonesFrom(*state) < state->tombstones->fragments().size()) {
+  if (s.ok() && state->builder == nullptr && state->output_tombstones != nullptr &&
+      TombstonesFrom(*state) < state->output_tombstones->fragments().size()) {
     s = OpenCompactionOutput(state, std::string());
   }
   if (s.ok() && state->builder != nullptr) s = FinishCompactionOutput(state, nullptr);
@@ -319,14 +321,31 @@ Status DBImpl::GatherRangeTombstones(CompactionState* state) {
       }
     }
   }
-  if (!raw.empty()) {
-    state->tombstones = std::make_shared<const FragmentedRangeTombstoneList>(ucmp, std::move(raw));
+  if (raw.empty()) return Status::OK();
+  state->tombstones =
+      std::make_shared<const FragmentedRangeTombstoneList>(ucmp, std::move(raw), &state->snapshots);
+  // A tombstone every reader sees (in the oldest stripe) with nothing below the output level
+  // in its range has done its work once this compaction drops what it covers here.
+  const SequenceNumber earliest =
+      state->snapshots.empty() ? kMaxSequenceNumber : state->snapshots.front();
+  std::vector<RangeTombstone> kept;
+  for (const auto& frag : state->tombstones->fragments()) {
+    const bool nothing_below =
+        c.input_version().RangeNotInLevelsBelow(c.output_level(), frag.start, frag.end);
+    for (SequenceNumber seq : state->tombstones->seqs(frag)) {
+      if (nothing_below && seq <= earliest) continue;
+      kept.push_back({frag.start, frag.end, seq});
+    }
+  }
+  if (!kept.empty()) {
+    state->output_tombstones =
+        std::make_shared<const FragmentedRangeTombstoneList>(ucmp, std::move(kept));
   }
   return Status::OK();
 }
 
 size_t DBImpl::TombstonesFrom(const CompactionState& state) {
-  const auto& fragments = state.tombstones->fragments();
+  const auto& fragments = state.output_tombstones->fragments();
   const std::optional<std::string>& from =
       state.tombstones_from.has_value() ? state.tombstones_from : state.start;
   if (!from.has_value()) return 0;
@@ -340,16 +359,28 @@ Status DBImpl::WriteKeyEntries(CompactionState* state) {
   if (state->key_entries.empty()) return Status::OK();
   const Compaction& c = *state->compaction;
   state->survivors.clear();
-  if (state->tombstones != nullptr &&
-      state->tombstones->FindFragment(state->user_key) < state->tombstones->fragments().size()) {
-    // A range tombstone of the inputs covers the key: its entries are kept as they are, the
-    // tombstone deciding at read time which of them it deletes.
-    state->survivors.swap(state->key_entries);
-  } else {
-    CompactKeyEntries(
-        state->user_key, &state->key_entries, state->snapshots,
-        [&] { return c.input_version().KeyNotInLevelsBelow(c.output_level(), state->user_key); },
-        state->cfd->options.merge_operator.get(), stats_, &state->survivors);
+  size_t synthetic = 0;
+  if (state->tombstones != nullptr) {
+    // The input tombstones covering the key join its entries as deletions at their sequence
+    // numbers (with an empty internal key, never written): they hide, per snapshot stripe,
+    // what lies under them and end merge chains, as a Delete would.
+    const size_t i = state->tombstones->FindFragment(state->user_key);
+    if (i < state->tombstones->fragments().size()) {
+      for (SequenceNumber seq : state->tombstones->seqs(state->tombstones->fragments()[i])) {
+        state->key_entries.push_back(KeyEntry{std::string(), std::string(), seq, kTypeDeletion});
+        synthetic++;
+      }
+      std::stable_sort(
+          state->key_entries.begin(), state->key_entries.end(),
+          [](const KeyEntry& a, const KeyEntry& b) { return a.sequence > b.sequence; });
+    }
+  }
+  CompactKeyEntries(
+      state->user_key, &state->key_entries, state->snapshots,
+      [&] { return c.input_version().KeyNotInLevelsBelow(c.output_level(), state->user_key); },
+      state->cfd->options.merge_operator.get(), stats_, &state->survivors);
+  if (synthetic > 0) {
+    std::erase_if(state->survivors, [](const KeyEntry& e) { return e.internal_key.empty(); });
   }
   state->key_entries.clear();
   Status r;
@@ -398,16 +429,16 @@ Status DBImpl::OpenCompactionOutput(CompactionState* state, const std::string& f
 
 Status DBImpl::FinishCompactionOutput(CompactionState* state, const Slice* next_key) {
   Status r;
-  if (state->tombstones != nullptr) {
+  if (state->output_tombstones != nullptr) {
     const std::optional<std::string>& from =
         state->tombstones_from.has_value() ? state->tombstones_from : state->start;
     const Slice lower = from.has_value() ? Slice(*from) : Slice();
     const Slice part_end = state->end.has_value() ? Slice(*state->end) : Slice();
     const Slice* upper =
         next_key != nullptr ? next_key : (state->end.has_value() ? &part_end : nullptr);
-    AddRangeTombstones(*state->tombstones, state->cfd->icmp, from.has_value() ? &lower : nullptr,
-                       upper, state->builder.get(), &state->current.smallest,
-                       &state->current.largest, &r);
+    AddRangeTombstones(*state->output_tombstones, state->cfd->icmp,
+                       from.has_value() ? &lower : nullptr, upper, state->builder.get(),
+                       &state->current.smallest, &state->current.largest, &r);
     if (upper != nullptr) state->tombstones_from = upper->ToString();
   }
   if (r.ok()) r = state->builder->Finish();

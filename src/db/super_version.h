@@ -34,14 +34,14 @@ struct SuperVersion {
     for (MemTable* i : imm) i->Unref();
   }
 
-  // Feeds ctx the key's entries from the mutable memtable, then the immutable ones newest
-  // first, until ctx has its answer. True if any memtable held an entry of the key.
   // The mutable memtable, then the immutable ones newest first.
   std::vector<const MemTable*> MemTables() const {
     std::vector<const MemTable*> all = {mem};
     all.insert(all.end(), imm.begin(), imm.end());
     return all;
   }
+  // Feeds ctx the key's entries from the mutable memtable, then the immutable ones newest
+  // first, until ctx has its answer. True if any memtable held an entry of the key.
   bool GetFromMemTables(const LookupKey& key, GetContext* ctx) const {
     bool seen = mem->Get(key, ctx);
     for (size_t i = 0; i < imm.size() && !ctx->resolved(); i++) {

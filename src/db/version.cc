@@ -338,6 +338,19 @@ FileList Version::OverlappingInputs(int level, const Slice* begin, const Slice* 
   return out;
 }
 
+bool Version::RangeNotInLevelsBelow(int level, const Slice& start, const Slice& end) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  for (int l = level + 1; l < num_levels(); l++) {
+    for (const auto& f : files_[l]) {
+      if (ucmp->Compare(ExtractUserKey(f->smallest), end) < 0 &&
+          ucmp->Compare(ExtractUserKey(f->largest), start) >= 0) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
   const Comparator* ucmp = icmp_->user_comparator();
   for (int l = level + 1; l < num_levels(); l++) {

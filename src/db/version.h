@@ -74,6 +74,9 @@ class Version {
   FileList OverlappingInputs(int level, const Slice* begin, const Slice* end) const;
   // True when no level below `level` holds user_key (deletions can then be dropped).
   bool KeyNotInLevelsBelow(int level, const Slice& user_key) const;
+  // True when no level below `level` has a file whose range meets [start, end) (a range
+  // tombstone over it then deletes nothing there).
+  bool RangeNotInLevelsBelow(int level, const Slice& start, const Slice& end) const;
   // False when no table can hold key's user key: the filter of every table on its path rules
   // it out. Only readers already open are asked (nothing is read): a table whose reader is not
   // open may hold it.
