@@ -126,6 +126,10 @@ class DBFaultTest : public ::testing::Test {
     }
   }
 
+  // EveryBitFlipInALevel0TableIsCaughtByEveryReadPath's body; range_deletions: the level-0
+  // table also holds range tombstones.
+  void CheckEveryBitFlipInALevel0Table(bool range_deletions);
+
   std::shared_ptr<FaultInjectionFileSystem> fs_;
   Options options_;
   std::unique_ptr<DB> db_;
@@ -546,6 +550,16 @@ TEST_F(DBFaultTest, IteratorStopsAtAnUnreadableBlockRatherThanShowOlderVersions)
 // MultiGet and full scans both ways over the two levels show only the newest version of a
 // key or stop with Corruption; never an older value, a deleted key or a partial merge.
 TEST_F(DBFaultTest, EveryBitFlipInALevel0TableIsCaughtByEveryReadPath) {
+  CheckEveryBitFlipInALevel0Table(/*range_deletions=*/false);
+}
+
+// The same with range tombstones in the level-0 table (its range-deletion block, and bounds
+// that tombstones set): a damaged block is Corruption, never a key brought back.
+TEST_F(DBFaultTest, EveryBitFlipInARangeDeletionTableIsCaughtByEveryReadPath) {
+  CheckEveryBitFlipInALevel0Table(/*range_deletions=*/true);
+}
+
+void DBFaultTest::CheckEveryBitFlipInALevel0Table(bool range_deletions) {
   options_.disable_auto_compactions = true;
   options_.merge_operator = MergeOperators::CreateStringAppendOperator(',');
   options_.block_size = 64;  // several data blocks in a small table
@@ -570,6 +584,16 @@ TEST_F(DBFaultTest, EveryBitFlipInALevel0TableIsCaughtByEveryReadPath) {
       ASSERT_TRUE(db_->Merge(wo, k, "op").ok());
       model[k] += ",op";
     }
+  }
+  if (range_deletions) {
+    // Overlapping ranges over values, a merge and a deletion of both levels; one past the keys.
+    for (const auto& [from, to] :
+         {std::pair{2, 5}, std::pair{4, 7}, std::pair{9, 10}, std::pair{11, 40}}) {
+      ASSERT_TRUE(db_->DeleteRange(wo, Key(from), Key(to)).ok());
+      model.erase(model.lower_bound(Key(from)), model.lower_bound(Key(to)));
+    }
+    ASSERT_TRUE(db_->Put(wo, Key(3), "after").ok());
+    model[Key(3)] = "after";
   }
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   ASSERT_TRUE(db_->Close().ok());
@@ -643,11 +667,10 @@ TEST_F(DBFaultTest, EveryBitFlipInALevel0TableIsCaughtByEveryReadPath) {
     ASSERT_TRUE(fs_->CorruptFile(l0, byte, bit));  // flipped back
   }
   std::printf(
-      "figure: level-0 table over level 1: %llu bits flipped (one per byte), %llu failed the open, "
-      "%llu "
-      "stopped a read with Corruption, 0 wrong values\n",
-      static_cast<unsigned long long>(flips), static_cast<unsigned long long>(failed_open),
-      static_cast<unsigned long long>(reads_stopped));
+      "figure: level-0 table%s over level 1: %llu bits flipped (one per byte), %llu failed the "
+      "open, %llu stopped a read with Corruption, 0 wrong values\n",
+      range_deletions ? " with range deletions" : "", static_cast<unsigned long long>(flips),
+      static_cast<unsigned long long>(failed_open), static_cast<unsigned long long>(reads_stopped));
   // Every block is checksummed and every block of a table this small is read by some path.
   EXPECT_EQ(failed_open + reads_stopped, flips);
 }
@@ -929,10 +952,17 @@ TEST_F(DBFaultTest, EveryBitFlipInManifestCurrentAndWalIsCorruption) {
     for (int i = round * 4; i < round * 4 + 4; i++) {
       ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), value(i)).ok());
     }
+    // A range tombstone (over keys never written) in a table: the MANIFEST records that file
+    // with its count and tombstone bounds.
+    if (round == 2) {
+      ASSERT_TRUE(db_->DeleteRange(WriteOptions(), Key(100), Key(110)).ok());
+    }
     ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   }
   ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
   for (int i = 12; i < 20; i++) ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), value(i)).ok());
+  // And one as a WAL record.
+  ASSERT_TRUE(db_->DeleteRange(WriteOptions(), Key(200), Key(210)).ok());
   ASSERT_TRUE(db_->Close().ok());
   db_.reset();
 
@@ -960,12 +990,12 @@ TEST_F(DBFaultTest, EveryBitFlipInManifestCurrentAndWalIsCorruption) {
   ASSERT_EQ(targets.size(), 3u) << "expected one non-empty WAL";
   {
     // The WAL was started by the last Flush's memtable switch, so it begins with a header
-    // record (an empty batch naming the previous log's last sequence, 12): its bits are swept
+    // record (an empty batch naming the previous log's last sequence, 13): its bits are swept
     // too. Record: checksum(4) length(2) type(1), then the batch: sequence(8) count(4).
     const std::string& wal = image[targets.back().first];
     ASSERT_GE(wal.size(), 7u + 12u);
     EXPECT_EQ(static_cast<uint8_t>(wal[4]) | static_cast<uint8_t>(wal[5]) << 8, 12);
-    EXPECT_EQ(DecodeFixed64(wal.data() + 7), 12u);
+    EXPECT_EQ(DecodeFixed64(wal.data() + 7), 13u);  // 12 puts and a DeleteRange
     EXPECT_EQ(DecodeFixed32(wal.data() + 7 + 8), 0u);
   }
   SweepBitFlips(targets, restore, [this] { return TryOpen(); });
