@@ -36,9 +36,9 @@ case "$sanitize" in
                  "-DSHALE_SANITIZE=address;undefined" -DSHALE_BUILD_MICROBENCH=OFF)
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    # The model test at 1,500 operations per seed: the Debug and invariants runs take it to
+    # The model test at 1,000 operations per seed: the Debug and invariants runs take it to
     # 4,000 and 6,000.
-    export SHALE_MODEL_OPS=${SHALE_MODEL_OPS:-1500}
+    export SHALE_MODEL_OPS=${SHALE_MODEL_OPS:-1000}
     ctest_args+=(-E install_consumer)
     ;;
   thread)
