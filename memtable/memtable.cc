@@ -134,7 +134,7 @@ void MemTable::AddRangeDeletion(SequenceNumber seq, const Slice& begin, const Sl
   {
     MutexLock l(&range_del_mu_);
     range_deletions_.push_back({begin.ToString(), end.ToString(), seq});
-    range_del_list_.reset();
+    range_del_list_.store(nullptr);
   }
   range_deletion_bytes_.fetch_add(begin.size() + end.size() + sizeof(RangeTombstone),
                                   std::memory_order_relaxed);
@@ -144,14 +144,16 @@ void MemTable::AddRangeDeletion(SequenceNumber seq, const Slice& begin, const Sl
 
 std::shared_ptr<const FragmentedRangeTombstoneList> MemTable::RangeTombstones() const {
   if (num_range_deletions() == 0) return nullptr;
+  if (auto list = range_del_list_.load(); list != nullptr) return list;
   MutexLock l(&range_del_mu_);
-  if (range_del_list_ == nullptr) {
-    auto list = std::make_shared<const FragmentedRangeTombstoneList>(comparator_.user_comparator(),
-                                                                     range_deletions_);
-    if (list->empty()) return nullptr;  // only empty ranges
-    range_del_list_ = std::move(list);
+  auto list = range_del_list_.load();
+  if (list == nullptr) {
+    // AddRangeDeletion leaves empty ranges out: the list has a fragment.
+    list = std::make_shared<const FragmentedRangeTombstoneList>(comparator_.user_comparator(),
+                                                                range_deletions_);
+    range_del_list_.store(list);
   }
-  return range_del_list_;
+  return list;
 }
 
 bool MemTable::MayContain(const Slice& user_key) const {

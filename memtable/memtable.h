@@ -130,9 +130,10 @@ class MemTable {
   std::atomic<size_t> range_deletion_bytes_{0};
   mutable Mutex range_del_mu_;
   std::vector<RangeTombstone> range_deletions_ GUARDED_BY(range_del_mu_);
-  // Fragmented from range_deletions_; null when stale.
-  mutable std::shared_ptr<const FragmentedRangeTombstoneList> range_del_list_
-      GUARDED_BY(range_del_mu_);
+  // Fragmented from range_deletions_; null when stale. Stored only under range_del_mu_ (reset
+  // by AddRangeDeletion, set by the first reader after it), loaded without it: a reader whose
+  // sequence covers a tombstone loads null or a list built after the tombstone was added.
+  mutable std::atomic<std::shared_ptr<const FragmentedRangeTombstoneList>> range_del_list_;
 };
 
 }  // namespace shale

@@ -167,6 +167,10 @@ struct ColumnFamilyOptions {
   // Bytes of whole-key Bloom filter per byte of write buffer in each memtable (0: none). The
   // filter lets point lookups of keys a memtable does not hold skip its skiplist. In [0, 0.25].
   double memtable_bloom_size_ratio = 1.0 / 64;
+  // A memtable holding this many range tombstones (DeleteRange) is switched and flushed as a
+  // full one is, however few bytes it holds: readers then find the tombstones fragmented in a
+  // table instead of re-fragmenting a long memtable list. 0: no limit.
+  uint32_t memtable_max_range_deletions = 0;
 
   // ---- LSM shape ----
   int num_levels = 7;  // in [2, 64]

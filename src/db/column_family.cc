@@ -51,4 +51,10 @@ MemTable* ColumnFamilyData::NewMemTable() const {
   return m;
 }
 
+bool ColumnFamilyData::MemTableFull(const MemTable& m) const {
+  return m.ApproximateMemoryUsage() >= options.write_buffer_size ||
+         (options.memtable_max_range_deletions > 0 &&
+          m.num_range_deletions() >= options.memtable_max_range_deletions);
+}
+
 }  // namespace shale

@@ -53,6 +53,8 @@ class ColumnFamilyData : public std::enable_shared_from_this<ColumnFamilyData> {
   FamilyConfig config() const { return FamilyConfig{&options, &icmp, table_cache.get()}; }
   // A new memtable sized by the family's options, holding one reference for the caller.
   MemTable* NewMemTable() const;
+  // Whether m has reached write_buffer_size or memtable_max_range_deletions: it is switched.
+  bool MemTableFull(const MemTable& m) const;
   // The published SuperVersion (null once released).
   std::shared_ptr<SuperVersion> GetSuperVersion() const EXCLUDES(sv_mutex) {
     MutexLock l(&sv_mutex);

@@ -119,7 +119,7 @@ DBImpl::StallState DBImpl::ComputeStall() {
       st.l0_slow = cfd;
     }
     if (st.pending_slow == nullptr && soft > 0 && pending >= soft) st.pending_slow = cfd;
-    if (cfd->mem->ApproximateMemoryUsage() >= o.write_buffer_size) {
+    if (cfd->MemTableFull(*cfd->mem)) {
       if (cfd->imm.size() + 1 >= static_cast<size_t>(o.max_write_buffer_number)) {
         if (st.memtable_limit == nullptr) st.memtable_limit = cfd;
       } else {

@@ -632,8 +632,7 @@ Status DBImpl::ReplayLogsLocked(LogRecovery* r, RecoveryEdits* edits) {
                            ins.PermitUncheckedError();
                            if (!flush || !flush_status.ok()) return;
                            for (const auto& [id, cfd] : families) {
-                             if (flush_status.ok() && cfd->mem->ApproximateMemoryUsage() >=
-                                                          cfd->options.write_buffer_size) {
+                             if (flush_status.ok() && cfd->MemTableFull(*cfd->mem)) {
                                VersionEdit& edit = (*edits)[id];
                                edit.SetColumnFamily(id);
                                flush_status = WriteLevel0Table(cfd.get(), cfd->mem, &edit);
