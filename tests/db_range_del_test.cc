@@ -12,6 +12,7 @@
 #include "shale/db.h"
 #include "shale/merge_operator.h"
 #include "shale/slice_transform.h"
+#include "shale/statistics.h"
 #include "src/util/random.h"
 #include "tests/db_test_util.h"
 
@@ -340,6 +341,90 @@ TEST_F(DBRangeDelTest, CompactionDropsCoveredKeysAndSpentTombstones) {
   ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "latest, compacted"));
   // The covered values went.
   EXPECT_LT(live_bytes(), full / 10);
+  Reopen();
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "reopened"));
+}
+
+// memtable_max_range_deletions switches a memtable by its tombstone count, also on recovery.
+TEST_F(DBRangeDelTest, MemTableMaxRangeDeletions) {
+  options_.memtable_max_range_deletions = 3;
+  Open();
+  Model model;
+  for (int i = 0; i < 60; i++) {
+    ASSERT_TRUE(Put(Key(i), "v").ok());
+    model[Key(i)] = "v";
+  }
+  const auto l0_files = [&] {
+    std::string n;
+    EXPECT_TRUE(db_->GetProperty("shale.num-files-at-level0", &n));
+    return std::stoi(n);
+  };
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 0, 5));
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 10, 15));
+  ASSERT_TRUE(Put(Key(100), "w").ok());
+  model[Key(100)] = "w";
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_EQ(l0_files(), 0);  // two tombstones: under the limit
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 20, 25));
+  ASSERT_TRUE(Put(Key(101), "w").ok());  // the write after the third switches the memtable
+  model[Key(101)] = "w";
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_EQ(l0_files(), 1);
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "after the switch"));
+
+  // Recovery flushes a replayed memtable that reaches the limit.
+  for (int i = 0; i < 3; i++) ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 30 + 5 * i, 32 + 5 * i));
+  options_.memtable_max_range_deletions = 2;
+  Reopen();
+  EXPECT_EQ(l0_files(), 3);  // the first, then two from the replay (2 tombstones + 1)
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "reopened"));
+}
+
+// A compaction input that a newer tombstone covers for every reader is dropped without being
+// read; a snapshot between the file and the tombstone keeps it read and kept.
+TEST_F(DBRangeDelTest, WhollyCoveredInputsAreDroppedUnread) {
+  options_.disable_auto_compactions = true;
+  options_.target_file_size_base = 8 << 10;
+  options_.statistics = CreateDBStatistics();
+  Open();
+  Statistics* st = options_.statistics.get();
+  Model model;
+  const std::string big(200, 'y');
+  for (int i = 0; i < 120; i++) {
+    ASSERT_TRUE(Put(Key(i), big).ok());
+    model[Key(i)] = big;
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  CompactRangeOptions co;
+  co.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+  ASSERT_TRUE(db_->CompactRange(co, nullptr, nullptr).ok());
+  ASSERT_GE(MostFilesInALevel(), 3);  // 120 x 200 bytes in 8 KiB files
+
+  // A snapshot older than the tombstone still reads the files: they are read and kept.
+  const Snapshot* snap = db_->GetSnapshot();
+  const Model at_snap = model;
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 0, 50));
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  const std::string k0 = Key(0), k50 = Key(50);
+  Slice b0(k0), e50(k50);
+  ASSERT_TRUE(db_->CompactRange(co, &b0, &e50).ok());
+  EXPECT_EQ(st->getTickerCount(COMPACTION_RANGE_DEL_FILES_SKIPPED), 0u);
+  ASSERT_NO_FATAL_FAILURE(Check(at_snap, snap, "snapshot kept"));
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "latest, snapshot kept"));
+  db_->ReleaseSnapshot(snap);
+
+  // With no snapshot in the way, the files the tombstone covers whole are dropped unread.
+  ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 60, 120));
+  ASSERT_TRUE(Put(Key(80), "new").ok());  // newer than the tombstone: kept
+  model[Key(80)] = "new";
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  const std::string k60 = Key(60), k120 = Key(120);
+  Slice b60(k60), e120(k120);
+  ASSERT_TRUE(db_->CompactRange(co, &b60, &e120).ok());
+  // Outputs of 8 KiB hold ~35 keys: at least one lies wholly inside [60, 120).
+  EXPECT_GE(st->getTickerCount(COMPACTION_RANGE_DEL_FILES_SKIPPED), 1u);
+  EXPECT_GE(st->getTickerCount(COMPACTION_RANGE_DEL_BYTES_SKIPPED), 4u << 10);
+  ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "latest, compacted"));
   Reopen();
   ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "reopened"));
 }

@@ -145,6 +145,30 @@ TEST(RangeTombstoneTest, RandomListsAgreeWithTheRawTombstones) {
         }
       }
     }
+    // CoversRange: every key of the range has a tombstone in (newer_than, at_most]. The sample
+    // holds every fragment bound, so each stretch between bounds has a key in it.
+    std::vector<std::string> sample;
+    for (char c = 'a'; c <= 'u'; c++) {
+      for (const char* tail : {"", "a", "b", "c", "z"}) sample.push_back(std::string(1, c) + tail);
+    }
+    for (int q = 0; q < 40; q++) {
+      const std::string& b = sample[rnd.Uniform(sample.size())];
+      const std::string& e = sample[rnd.Uniform(sample.size())];
+      const bool inclusive = rnd.OneIn(2);
+      const SequenceNumber newer_than = rnd.Uniform(30), at_most = newer_than + rnd.Uniform(15);
+      bool want = true;
+      for (const std::string& k : sample) {
+        if (k < b || k > e || (!inclusive && k == e)) continue;
+        bool covered = false;
+        for (const RangeTombstone& t : raw) {
+          covered |= t.start <= k && k < t.end && t.seq > newer_than && t.seq <= at_most;
+        }
+        want &= covered;
+      }
+      ASSERT_EQ(list.CoversRange(b, e, inclusive, newer_than, at_most), want)
+          << "round " << round << " [" << b << ", " << e << (inclusive ? "]" : ")") << " ("
+          << newer_than << ", " << at_most << "]";
+    }
     // With snapshots, each snapshot and the newest reader still find the newest tombstone they
     // see: it is the one kept for their stripe.
     std::vector<SequenceNumber> snapshots = {5, 15, 25};

@@ -55,6 +55,10 @@ enum Tickers : uint32_t {
   // (memtable filters count in the PerfContext's bloom_memtable_* counters).
   BLOOM_FILTER_PREFIX_CHECKED,
   BLOOM_FILTER_PREFIX_USEFUL,
+  // Compaction inputs a newer range tombstone of the compaction covered for every reader: not
+  // read, dropped whole.
+  COMPACTION_RANGE_DEL_FILES_SKIPPED,
+  COMPACTION_RANGE_DEL_BYTES_SKIPPED,
   TICKER_ENUM_MAX
 };
 

@@ -54,9 +54,9 @@ FragmentedRangeTombstoneList::FragmentedRangeTombstoneList(
     for (const RangeTombstone* t : active) stack.push_back(t->seq);
     std::sort(stack.begin(), stack.end(), std::greater<>());
     stack.erase(std::unique(stack.begin(), stack.end()), stack.end());
-    if (snapshots != nullptr && !snapshots->empty()) {
+    if (snapshots != nullptr) {
       // Newest first: keep a sequence only when a snapshot lies between it and the one kept
-      // before it.
+      // before it (with no snapshot, only the newest).
       const auto stripe = [snapshots](SequenceNumber s) {
         return std::lower_bound(snapshots->begin(), snapshots->end(), s) - snapshots->begin();
       };
@@ -99,6 +99,27 @@ SequenceNumber FragmentedRangeTombstoneList::MaxCoveringSeq(const Slice& user_ke
     if (s <= read_seq) return s;
   }
   return 0;
+}
+
+bool FragmentedRangeTombstoneList::CoversRange(const Slice& begin, const Slice& end,
+                                               bool end_inclusive, SequenceNumber newer_than,
+                                               SequenceNumber at_most) const {
+  if (ucmp_->Compare(begin, end) > 0 || (!end_inclusive && ucmp_->Compare(begin, end) == 0)) {
+    return true;  // no key
+  }
+  const size_t first = FindFragment(begin);
+  for (size_t i = first; i < fragments_.size(); i++) {
+    const Fragment& f = fragments_[i];
+    if (i != first && ucmp_->Compare(fragments_[i - 1].end, f.start) != 0) return false;
+    const auto s = seqs(f);
+    if (std::none_of(s.begin(), s.end(),
+                     [&](SequenceNumber q) { return q > newer_than && q <= at_most; })) {
+      return false;
+    }
+    const int c = ucmp_->Compare(end, f.end);
+    if (c < 0 || (c == 0 && !end_inclusive)) return true;
+  }
+  return false;
 }
 
 }  // namespace shale

@@ -67,6 +67,23 @@ class FragmentedRangeTombstoneList {
   // The largest tombstone sequence <= read_seq whose range holds user_key; 0 when none (no
   // entry has a sequence below 0). An entry of user_key with a smaller sequence is deleted.
   SequenceNumber MaxCoveringSeq(const Slice& user_key, SequenceNumber read_seq) const;
+  // Calls fn(start, end, seqs) for each fragment cut to [lower, upper) (null: no bound), in
+  // order, leaving out those the cut empties.
+  template <typename Fn>
+  void ForEachClipped(const Slice* lower, const Slice* upper, Fn&& fn) const {
+    for (const Fragment& f : fragments_) {
+      Slice start(f.start), end(f.end);
+      if (lower != nullptr && ucmp_->Compare(end, *lower) <= 0) continue;
+      if (upper != nullptr && ucmp_->Compare(start, *upper) >= 0) break;
+      if (lower != nullptr && ucmp_->Compare(start, *lower) < 0) start = *lower;
+      if (upper != nullptr && ucmp_->Compare(end, *upper) > 0) end = *upper;
+      fn(start, end, seqs(f));
+    }
+  }
+  // Whether every user key in [begin, end] (end_inclusive) or [begin, end) lies in a fragment
+  // holding a sequence in (newer_than, at_most]: gap-free fragments from begin to end.
+  bool CoversRange(const Slice& begin, const Slice& end, bool end_inclusive,
+                   SequenceNumber newer_than, SequenceNumber at_most) const;
 
  private:
   const Comparator* const ucmp_;

@@ -28,17 +28,12 @@ size_t AddRangeTombstones(const FragmentedRangeTombstoneList& list,
   const Comparator* ucmp = icmp.user_comparator();
   size_t added = 0;
   std::string bound;
-  for (const auto& f : list.fragments()) {
-    Slice start(f.start), end(f.end);
-    if (lower != nullptr && ucmp->Compare(end, *lower) <= 0) continue;
-    if (upper != nullptr && ucmp->Compare(start, *upper) >= 0) break;
-    if (lower != nullptr && ucmp->Compare(start, *lower) < 0) start = *lower;
-    if (upper != nullptr && ucmp->Compare(end, *upper) > 0) end = *upper;
+  list.ForEachClipped(lower, upper, [&](const Slice& start, const Slice& end, auto seqs) {
+    if (!status->ok()) return;
     SHALE_ASSERT(ucmp->Compare(start, end) < 0);
-    const auto seqs = list.seqs(f);
     for (SequenceNumber seq : seqs) {
       *status = builder->AddRangeTombstone(start, end, seq);
-      if (!status->ok()) return added;
+      if (!status->ok()) return;
     }
     bound.clear();
     AppendInternalKey(&bound, start, seqs.front(), kTypeRangeDeletion);
@@ -47,7 +42,7 @@ size_t AddRangeTombstones(const FragmentedRangeTombstoneList& list,
     AppendRangeDeletionSentinel(&bound, end);
     if (largest->empty() || icmp.Compare(bound, *largest) > 0) *largest = bound;
     added++;
-  }
+  });
   return added;
 }
 

@@ -220,9 +220,23 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
   // than one per input file, and the merge compares fewer children per key.
   const Compaction& c = *state->compaction;
   ColumnFamilyData* const cfd = state->cfd;
+  Status s = GatherRangeTombstones(state);
   std::vector<std::unique_ptr<InternalIterator>> children;
-  for (int which = 0; which < 2; which++) {
-    const FileList& files = c.inputs(which);
+  for (int which = 0; which < 2 && s.ok(); which++) {
+    // An input whose keys (in this part) a newer tombstone of the inputs covers for every
+    // reader is not read: all it holds is dropped here. Its own tombstones were gathered above.
+    FileList files;
+    for (const auto& f : c.inputs(which)) {
+      if (CoveredByTombstones(*state, *f)) {
+        if (stats_ != nullptr) {
+          // Per part: a file several parts share counts once in each that skips it.
+          stats_->recordTick(COMPACTION_RANGE_DEL_FILES_SKIPPED);
+          stats_->recordTick(COMPACTION_RANGE_DEL_BYTES_SKIPPED, f->file_size);
+        }
+      } else {
+        files.push_back(f);
+      }
+    }
     if (files.empty()) continue;
     if ((which == 0 ? c.level() : c.output_level()) == 0) {
       for (const auto& f : files) {
@@ -233,7 +247,6 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
     }
   }
   std::unique_ptr<InternalIterator> input = NewMergingIterator(&cfd->icmp, std::move(children));
-  Status s = GatherRangeTombstones(state);
 
   // Entries arrive newest first per user key; each key's entries are decided together
   // (WriteKeyEntries) and written, and outputs are cut only between user keys, so a key
@@ -297,28 +310,19 @@ Status DBImpl::GatherRangeTombstones(CompactionState* state) {
   for (int which = 0; which < 2; which++) {
     for (const auto& f : c.inputs(which)) {
       if (f->num_range_deletions == 0) continue;
-      Cache::Handle* handle = nullptr;
-      Status s = tables->FindTable(f->number, f->file_size, &handle);
+      std::shared_ptr<const FragmentedRangeTombstoneList> list;
+      Status s = tables->GetRangeTombstones(f->number, f->file_size, f->num_range_deletions, &list);
       if (!s.ok()) return s;
-      const auto list = tables->GetReader(handle)->range_tombstones();
-      tables->Release(handle);
-      if (list == nullptr) {
-        return Status::Corruption(
-            fmt::format("table {} has no range deletions, the MANIFEST counts {}", f->number,
-                        f->num_range_deletions));
-      }
       // Clipped to the part: its neighbours carry the rest.
-      for (const auto& frag : list->fragments()) {
-        Slice start(frag.start), end(frag.end);
-        if (state->start.has_value() && ucmp->Compare(start, *state->start) < 0) {
-          start = *state->start;
-        }
-        if (state->end.has_value() && ucmp->Compare(end, *state->end) > 0) end = *state->end;
-        if (ucmp->Compare(start, end) >= 0) continue;
-        for (SequenceNumber seq : list->seqs(frag)) {
-          raw.push_back({start.ToString(), end.ToString(), seq});
-        }
-      }
+      const Slice lower = state->start.has_value() ? Slice(*state->start) : Slice();
+      const Slice upper = state->end.has_value() ? Slice(*state->end) : Slice();
+      list->ForEachClipped(state->start.has_value() ? &lower : nullptr,
+                           state->end.has_value() ? &upper : nullptr,
+                           [&](const Slice& start, const Slice& end, auto seqs) {
+                             for (SequenceNumber seq : seqs) {
+                               raw.push_back({start.ToString(), end.ToString(), seq});
+                             }
+                           });
     }
   }
   if (raw.empty()) return Status::OK();
@@ -344,6 +348,29 @@ Status DBImpl::GatherRangeTombstones(CompactionState* state) {
   return Status::OK();
 }
 
+bool DBImpl::CoveredByTombstones(const CompactionState& state, const FileMetaData& f) {
+  if (state.tombstones == nullptr) return false;
+  const Comparator* ucmp = state.cfd->icmp.user_comparator();
+  // The file's keys within the part: [smallest, largest], or [smallest, largest) when the file
+  // ends in a tombstone sentinel (it holds nothing of that key).
+  Slice begin = ExtractUserKey(f.smallest);
+  Slice end = ExtractUserKey(f.largest);
+  bool inclusive = !IsRangeDeletionSentinel(f.largest);
+  if (state.start.has_value() && ucmp->Compare(begin, *state.start) < 0) begin = *state.start;
+  if (state.end.has_value() && ucmp->Compare(end, *state.end) >= 0) {
+    end = *state.end;
+    inclusive = false;
+  }
+  // A tombstone hides the file's entries from a reader only when it is newer than all of them
+  // and no snapshot lies between the file's oldest entry and the tombstone (such a snapshot
+  // would still see the entries).
+  const auto& snaps = state.snapshots;
+  const auto first_snapshot = std::lower_bound(snaps.begin(), snaps.end(), f.smallest_seqno);
+  const SequenceNumber at_most =
+      first_snapshot == snaps.end() ? kMaxSequenceNumber : *first_snapshot;
+  return state.tombstones->CoversRange(begin, end, inclusive, f.largest_seqno, at_most);
+}
+
 size_t DBImpl::TombstonesFrom(const CompactionState& state) {
   const auto& fragments = state.output_tombstones->fragments();
   const std::optional<std::string>& from =
@@ -366,12 +393,14 @@ Status DBImpl::WriteKeyEntries(CompactionState* state) {
     // what lies under them and end merge chains, as a Delete would.
     const size_t i = state->tombstones->FindFragment(state->user_key);
     if (i < state->tombstones->fragments().size()) {
+      const auto real = static_cast<std::ptrdiff_t>(state->key_entries.size());
       for (SequenceNumber seq : state->tombstones->seqs(state->tombstones->fragments()[i])) {
         state->key_entries.push_back(KeyEntry{std::string(), std::string(), seq, kTypeDeletion});
         synthetic++;
       }
-      std::stable_sort(
-          state->key_entries.begin(), state->key_entries.end(),
+      // Two runs, each newest first: merged.
+      std::inplace_merge(
+          state->key_entries.begin(), state->key_entries.begin() + real, state->key_entries.end(),
           [](const KeyEntry& a, const KeyEntry& b) { return a.sequence > b.sequence; });
     }
   }

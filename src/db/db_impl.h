@@ -305,6 +305,8 @@ class DBImpl final : public DB {
   // Reads the range tombstones of the compaction's inputs into state->tombstones, clipped to
   // the part.
   Status GatherRangeTombstones(CompactionState* state) EXCLUDES(mutex_);
+  // Whether state's tombstones hide every entry f holds within the part from every reader.
+  static bool CoveredByTombstones(const CompactionState& state, const FileMetaData& f);
   // The index of the first of state's tombstone fragments the next output would take.
   static size_t TombstonesFrom(const CompactionState& state);
   // With s ok, replaces the inputs by the outputs of every part (in key order) in a new

@@ -43,6 +43,22 @@ Cache::Handle* TableCache::LookupOpen(uint64_t file_number) {
   return cache_->Lookup(Slice(key, sizeof(key)));
 }
 
+Status TableCache::GetRangeTombstones(uint64_t file_number, uint64_t file_size,
+                                      uint64_t num_range_deletions,
+                                      std::shared_ptr<const FragmentedRangeTombstoneList>* list) {
+  SHALE_ASSERT(num_range_deletions > 0);
+  Cache::Handle* handle = nullptr;
+  Status s = FindTable(file_number, file_size, &handle);
+  if (!s.ok()) return s;
+  *list = GetReader(handle)->range_tombstones();
+  Release(handle);
+  if (*list == nullptr) {
+    return Status::Corruption(fmt::format("table {} has no range deletions, the MANIFEST counts {}",
+                                          file_number, num_range_deletions));
+  }
+  return Status::OK();
+}
+
 Status TableCache::FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle) {
   *handle = LookupOpen(file_number);
   if (*handle != nullptr) return Status::OK();

@@ -35,6 +35,11 @@ class TableCache {
                                                 uint64_t file_size);
   // A pinned reader; Release(*handle) when done.
   [[nodiscard]] Status FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle);
+  // The range tombstones of a table whose MANIFEST entry counts num_range_deletions (> 0) of
+  // them; Corruption when the table holds none.
+  [[nodiscard]] Status GetRangeTombstones(
+      uint64_t file_number, uint64_t file_size, uint64_t num_range_deletions,
+      std::shared_ptr<const FragmentedRangeTombstoneList>* list);
   // The reader of file_number pinned if it is open already, else null (nothing is opened).
   Cache::Handle* LookupOpen(uint64_t file_number);
   TableReader* GetReader(Cache::Handle* handle) {

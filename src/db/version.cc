@@ -241,19 +241,11 @@ Status Version::AddRangeTombstones(RangeTombstoneLists* lists) const {
     for (const FileList& files : files_) {
       for (const auto& f : files) {
         if (f->num_range_deletions == 0) continue;
-        Cache::Handle* handle = nullptr;
-        Status s = table_cache_->FindTable(f->number, f->file_size, &handle);
+        std::shared_ptr<const FragmentedRangeTombstoneList> list;
+        Status s = table_cache_->GetRangeTombstones(f->number, f->file_size, f->num_range_deletions,
+                                                    &list);
         if (!s.ok()) return s;
-        const auto& list = table_cache_->GetReader(handle)->range_tombstones();
-        // The MANIFEST counted tombstones the table has not: the two disagree.
-        if (list == nullptr)
-          s = Status::Corruption(
-              fmt::format("table {} has no range deletions, the MANIFEST counts {}", f->number,
-                          f->num_range_deletions));
-        else
-          collected->push_back(list);
-        table_cache_->Release(handle);
-        if (!s.ok()) return s;
+        collected->push_back(std::move(list));
       }
     }
     MutexLock l(&range_del_mu_);
@@ -339,26 +331,32 @@ FileList Version::OverlappingInputs(int level, const Slice* begin, const Slice* 
 }
 
 bool Version::RangeNotInLevelsBelow(int level, const Slice& start, const Slice& end) const {
+  SHALE_ASSERT(level >= 0);
   const Comparator* ucmp = icmp_->user_comparator();
   for (int l = level + 1; l < num_levels(); l++) {
-    for (const auto& f : files_[l]) {
-      if (ucmp->Compare(ExtractUserKey(f->smallest), end) < 0 &&
-          ucmp->Compare(ExtractUserKey(f->largest), start) >= 0) {
-        return false;
-      }
+    // Below L0 a level's files are sorted and disjoint: the first file ending at or after
+    // start is the only candidate.
+    const FileList& files = files_[l];
+    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
+      return ucmp->Compare(ExtractUserKey(f->largest), start) < 0;
+    });
+    if (it != files.end() && ucmp->Compare(ExtractUserKey((*it)->smallest), end) < 0) {
+      return false;
     }
   }
   return true;
 }
 
 bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
+  SHALE_ASSERT(level >= 0);
   const Comparator* ucmp = icmp_->user_comparator();
   for (int l = level + 1; l < num_levels(); l++) {
-    for (const auto& f : files_[l]) {
-      if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) >= 0 &&
-          ucmp->Compare(user_key, ExtractUserKey(f->largest)) <= 0) {
-        return false;
-      }
+    const FileList& files = files_[l];
+    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
+      return ucmp->Compare(ExtractUserKey(f->largest), user_key) < 0;
+    });
+    if (it != files.end() && ucmp->Compare(user_key, ExtractUserKey((*it)->smallest)) >= 0) {
+      return false;
     }
   }
   return true;

@@ -46,6 +46,8 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
     "shale.number.rate_limiter.drains",
     "shale.bloom.filter.prefix.checked",
     "shale.bloom.filter.prefix.useful",
+    "shale.compaction.range.del.files.skipped",
+    "shale.compaction.range.del.bytes.skipped",
 };
 
 constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
