@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -1003,9 +1004,14 @@ void TableTest::CheckEveryBitFlipIsDetected() {
   const std::string good = fs_.FileContents("/t/fixture.sst");
   ASSERT_LT(good.size(), 4000u);
   const FragmentedRangeTombstoneList tombstones(BytewiseComparator(), tombstones_);
-  size_t detected_on_open = 0, detected_later = 0;
+  size_t detected_on_open = 0, detected_later = 0, flipped = 0;
+  // SHALE_BITFLIP_ONE_PER_BYTE (the sanitizer runs) flips one bit of each byte, in turn; the
+  // Debug run flips all eight.
+  const bool one_per_byte = std::getenv("SHALE_BITFLIP_ONE_PER_BYTE") != nullptr;
   for (size_t byte = 0; byte < good.size(); byte++) {
     for (int bit = 0; bit < 8; bit++) {
+      if (one_per_byte && bit != static_cast<int>(byte % 8)) continue;
+      flipped++;
       std::string bad = good;
       bad[byte] ^= static_cast<char>(1 << bit);
       fs_.SetFileContents("/t/x.sst", bad);
@@ -1041,9 +1047,9 @@ void TableTest::CheckEveryBitFlipIsDetected() {
   std::printf(
       "figure: fixture SST%s: %zu bits flipped, %zu detected at open, %zu on read or by "
       "VerifyChecksum, 0 wrong values\n",
-      tombstones_.empty() ? "" : " with range deletions", good.size() * 8, detected_on_open,
+      tombstones_.empty() ? "" : " with range deletions", flipped, detected_on_open,
       detected_later);
-  EXPECT_EQ(detected_on_open + detected_later, good.size() * 8);
+  EXPECT_EQ(detected_on_open + detected_later, flipped);
   EXPECT_GT(detected_on_open, 0u);
   EXPECT_GT(detected_later, 0u);
   std::unique_ptr<TableReader> reader;

@@ -6,14 +6,15 @@
 #
 #   tools/compare_rocksdb.sh --scale [-num N] ...   the steady-state rows S1-S8 (compare_scale.sh)
 #   tools/compare_rocksdb.sh [-r REPEATS] [-x "EXTRA FLAGS"] [ROW...]
-#       rows: B1 .. B11 (default: all), and B3w B4w B5w B10w; EXTRA FLAGS are added to every run
+#       rows: B1 .. B11 (default: all), and B3w B4w B5w B10w B12 B12s; EXTRA FLAGS are added to every run
 #       of both engines. Every read row (B3-B5, B7-B10) loads a DB in one db_bench process and
 #       measures in a second one on the reopened DB (-use_existing_db), the way applications
 #       read; B3w, B4w, B5w and B10w are the same reads in the process that wrote the data
 #       (its memtable and block cache still warm), not part of the default set. B8 and B9 are
 #       latency rows, so their ratio of ops/sec is RocksDB's latency over shale's. B11 is B2's
 #       peak resident memory (/usr/bin/time -v) in KiB, and its ratio is shale's over RocksDB's
-#       (lower is better).
+#       (lower is better). B12 and B12s read a DB loaded with 1,000 range tombstones of 100 keys
+#       (one after every 1,000 writes): readrandom, and seekrandom with 10 nexts.
 #
 # Environment: SHALE_DB_BENCH (default build-release/tools/db_bench, built if missing),
 # ROCKSDB_DB_BENCH (default /usr/bin/db_bench from rocksdb-tools), TMPDIR.
@@ -66,6 +67,8 @@ row_flags() {
     B9) echo "-benchmarks=readrandomoperands -use_existing_db=true -avoid_flush_during_recovery=true -write_buffer_size=1048576000 -merge_operator=StringAppendOperator -num=1 -value_size=8 -threads=1 -duration=5" ;;
     B11) echo "-benchmarks=fillrandom -num=1000000" ;;
     B10) echo "-use_existing_db=true -benchmarks=multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
+    B12) echo "-use_existing_db=true -benchmarks=readrandom -num=1000000 -cache_size=8388608" ;;
+    B12s) echo "-use_existing_db=true -benchmarks=seekrandom -seek_nexts=10 -reads=300000 -num=1000000 -cache_size=8388608" ;;
     B10w) echo "-benchmarks=fillrandom,multireadrandom -num=1000000 -batch_size=32 -multiread_batched=true -multiread_stride=16" ;;
     *) echo "unknown row $1" >&2; exit 2 ;;
   esac
@@ -76,6 +79,7 @@ row_load() {
   case "$1" in
     B3 | B4 | B5 | B10) echo "-benchmarks=fillrandom -num=1000000" ;;
     B7) echo "-benchmarks=fillrandom -num=2000000 -value_size=256" ;;
+    B12 | B12s) echo "-benchmarks=fillrandom -num=1000000 -writes_per_range_tombstone=1000 -max_num_range_tombstones=1000 -range_tombstone_width=100" ;;
     B8) echo "-benchmarks=mergerandom -merge_operator=StringAppendOperator -num=4 -writes=16384 -value_size=2048 -write_buffer_size=1048576000" ;;
     B9) echo "-benchmarks=mergerandom -merge_operator=StringAppendOperator -num=1 -writes=16384 -value_size=8 -write_buffer_size=1048576000" ;;
     *) echo "" ;;
