@@ -248,6 +248,19 @@ Status Version::AddRangeTombstones(RangeTombstoneLists* lists) const {
         collected->push_back(std::move(list));
       }
     }
+    if (collected->size() > 1) {
+      // One list for the whole Version: an iterator's check of a key is then one binary
+      // search, not one per table. Within a table fragments are disjoint, so at any key at most
+      // one fragment per table is active while they are cut together.
+      std::vector<RangeTombstone> raw;
+      for (const auto& list : *collected) {
+        for (const auto& frag : list->fragments()) {
+          for (SequenceNumber seq : list->seqs(frag)) raw.push_back({frag.start, frag.end, seq});
+        }
+      }
+      collected->assign(1, std::make_shared<const FragmentedRangeTombstoneList>(
+                               icmp_->user_comparator(), std::move(raw)));
+    }
     MutexLock l(&range_del_mu_);
     range_tombstones_ = collected;
     found = std::move(collected);

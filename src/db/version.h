@@ -63,7 +63,7 @@ class Version {
   // (null: none left).
   const FileMetaData* NextCandidate(MultiGetKey* k) const;
   // Appends the range tombstones of every file that has some (FileMetaData::num_range_deletions)
-  // to *lists, opening those tables. Found once per Version and kept; Corruption or IOError
+  // to *lists as one list, opening those tables. Found once per Version and kept; Corruption or IOError
   // from opening a table (not kept: a later call tries again).
   [[nodiscard]] Status AddRangeTombstones(RangeTombstoneLists* lists) const;
   // One iterator per L0 file and one concatenating iterator per deeper non-empty level; L0
@@ -93,7 +93,7 @@ class Version {
   TableCache* const table_cache_;
   std::vector<FileList> files_;
   mutable Mutex range_del_mu_;
-  // AddRangeTombstones' lists, once found.
+  // AddRangeTombstones' list (the tables' tombstones fragmented together), once found.
   mutable std::shared_ptr<const RangeTombstoneLists> range_tombstones_ GUARDED_BY(range_del_mu_);
 };
 
