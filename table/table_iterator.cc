@@ -1,5 +1,7 @@
 #include "table/table_iterator.h"
 
+#include <utility>
+
 #include "src/util/invariants.h"
 #include "table/table_reader_internal.h"
 
@@ -29,9 +31,42 @@ TableIterator::TableIterator(const TableReader* table, const ReadOptions& option
 TableIterator::~TableIterator() {
   SHALE_ASSERT(data_valid_ == (block_.get() != nullptr));
   ClearBlock();
+  staged_.Drop();
+}
+
+void TableIterator::PrepareSeek(const Slice& target, bool for_prev, StagedReads* reads) {
+  staged_.Drop();
+  if (options_.readahead_size > 0) return;  // every block comes through the window
+  index_->Seek(target);
+  if (for_prev && !index_->Valid() && index_->status().ok()) index_->SeekToLast();
+  staged_.positioned = true;
+  staged_.for_prev = for_prev;
+  staged_.target.assign(target.data(), target.size());
+  if (!index_->Valid()) return;
+  Slice v = index_->value();
+  BlockHandle handle;
+  if (!handle.DecodeFrom(&v).ok()) return;                      // LoadBlock reports it
+  if (data_valid_ && handle.offset() == block_offset_) return;  // LoadBlock keeps it
+  // The block right after the last one loaded comes through the automatic readahead once
+  // the loads have been sequential long enough (TrackSequentialLoad).
+  if (auto_readahead_ && handle.offset() == next_block_at_ &&
+      (readahead_ != nullptr || sequential_loads_ + 1 > kAutoReadaheadAfter)) {
+    return;
+  }
+  staged_.has_block = true;
+  staged_.handle = handle;
+  if (!table_->FindCachedDataBlock(handle, &staged_.block)) reads->push_back(&staged_);
+}
+
+bool TableIterator::TakeStagedSeek(const Slice& target, bool for_prev) {
+  const bool same =
+      staged_.positioned && staged_.for_prev == for_prev && Slice(staged_.target) == target;
+  staged_.positioned = false;
+  return same;
 }
 
 void TableIterator::SeekToFirst() {
+  staged_.positioned = false;
   index_->SeekToFirst();
   LoadBlock();
   if (data_valid_) data_.SeekToFirst();
@@ -39,6 +74,7 @@ void TableIterator::SeekToFirst() {
 }
 
 void TableIterator::SeekToLast() {
+  staged_.positioned = false;
   index_->SeekToLast();
   LoadBlock();
   if (data_valid_) data_.SeekToLast();
@@ -46,7 +82,7 @@ void TableIterator::SeekToLast() {
 }
 
 void TableIterator::Seek(const Slice& target) {
-  index_->Seek(target);
+  if (!TakeStagedSeek(target, false)) index_->Seek(target);
   LoadBlock();
   if (data_valid_) data_.Seek(target);
   SkipEmptyForward();
@@ -62,19 +98,23 @@ bool TableIterator::SeekInPrefix(const Slice& target, const PrefixSeek& prefix) 
 }
 
 void TableIterator::SeekForPrev(const Slice& target) {
-  index_->Seek(target);
-  if (!index_->Valid() && index_->status().ok()) index_->SeekToLast();
+  if (!TakeStagedSeek(target, true)) {
+    index_->Seek(target);
+    if (!index_->Valid() && index_->status().ok()) index_->SeekToLast();
+  }
   LoadBlock();
   if (data_valid_) data_.SeekForPrev(target);
   SkipEmptyBackward();
 }
 
 void TableIterator::Next() {
+  staged_.positioned = false;
   data_.Next();
   SkipEmptyForward();
 }
 
 void TableIterator::Prev() {
+  staged_.positioned = false;
   data_.Prev();
   SkipEmptyBackward();
 }
@@ -107,7 +147,21 @@ void TableIterator::LoadBlock() {
   }
   ClearBlock();
   if (auto_readahead_) TrackSequentialLoad(handle);
-  s = table_->GetDataBlock(options_, handle, &block_, readahead_.get());
+  if (staged_.has_block && staged_.handle.offset() == handle.offset()) {
+    // PrepareSeek found it cached or read it; or staged a read that did not run: read now,
+    // without a second cache lookup.
+    staged_.has_block = false;
+    if (staged_.block.get() != nullptr) {
+      block_.TakeFrom(&staged_.block);
+    } else if (!staged_.status.ok()) {
+      s = std::exchange(staged_.status, Status::OK());
+    } else {
+      s = table_->ReadDataBlock(options_, handle, &block_, readahead_.get());
+    }
+  } else {
+    if (staged_.has_block) staged_.Drop();
+    s = table_->GetDataBlock(options_, handle, &block_, readahead_.get());
+  }
   if (!s.ok()) {
     status_ = s;
     return;

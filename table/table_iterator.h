@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "shale/options.h"
 #include "src/base/dbformat.h"
@@ -42,6 +43,9 @@ class TableIterator final : public InternalIterator {
   void SeekForPrev(const Slice& target) override;
   // Checks the table's prefix filter first (false: no key of the table has the prefix).
   bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override;
+  // Seeks the index now and stages the data block the seek lands in: pinned when cached,
+  // else a read added to reads (none under readahead, or for the block already loaded).
+  void PrepareSeek(const Slice& target, bool for_prev, StagedReads* reads) override;
   void Next() override;
   void Prev() override;
   Slice key() const override { return data_.key(); }
@@ -69,6 +73,34 @@ class TableIterator final : public InternalIterator {
   std::unique_ptr<InternalIterator> index_;
   // Decides whether the next block comes through readahead_ (automatic mode only).
   void TrackSequentialLoad(const BlockHandle& handle);
+  // Whether PrepareSeek readied this very seek (its index is positioned); drops the stage's
+  // positioning either way (a staged block stays for LoadBlock).
+  bool TakeStagedSeek(const Slice& target, bool for_prev);
+
+  // What PrepareSeek staged. positioned: the index stands where the seek for (for_prev,
+  // target) puts it. has_block: the block at handle is staged — in block once pinned or read,
+  // or status holds the read's error; neither when the read has not run.
+  struct Staged final : StagedRead {
+    explicit Staged(TableIterator* it) : owner(it) {}
+    Task Read(AsyncIo* io) override {
+      return owner->table_->ReadDataBlockAsync(owner->options_, handle, &block, &status, io);
+    }
+    void Drop() {
+      positioned = false;
+      has_block = false;
+      block.Reset();
+      status = Status::OK();
+    }
+    TableIterator* const owner;
+    bool positioned = false;
+    bool for_prev = false;
+    std::string target;
+    bool has_block = false;
+    BlockHandle handle;
+    BlockRef block;
+    Status status;
+  };
+  Staged staged_{this};
 
   std::unique_ptr<ReadaheadBuffer> readahead_;  // null: one read per block
   const bool auto_readahead_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "src/monitoring/perf_context_imp.h"
 #include "src/util/clock.h"
@@ -63,6 +64,15 @@ void BlockRef::Reset() {
   cache_ = nullptr;
   owned_.reset();
   block_ = nullptr;
+}
+
+void BlockRef::TakeFrom(BlockRef* other) {
+  Reset();
+  other->CheckState();
+  block_ = std::exchange(other->block_, nullptr);
+  cache_ = std::exchange(other->cache_, nullptr);
+  handle_ = std::exchange(other->handle_, nullptr);
+  owned_ = std::move(other->owned_);
 }
 
 void BlockRef::PinInto(Cleanable* target) const {
@@ -392,11 +402,21 @@ Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& 
                                  BlockRef* ref, ReadaheadBuffer* readahead) const {
   ref->Reset();
   if (LookupCachedBlock(handle, ref)) return Status::OK();
+  return ReadDataBlock(options, handle, ref, readahead);
+}
+
+void TableReader::RequestReadRate(const ReadOptions& options, const BlockHandle& handle) const {
   if (options.rate_limiter_priority != IOPriority::kTotal && options_.rate_limiter != nullptr &&
       options_.rate_limiter->IsRateLimited(RateLimiter::OpType::kRead)) {
     options_.rate_limiter->Request(static_cast<int64_t>(handle.size() + kBlockTrailerSize),
                                    options.rate_limiter_priority, options_.statistics);
   }
+}
+
+Status TableReader::ReadDataBlock(const ReadOptions& options, const BlockHandle& handle,
+                                  BlockRef* ref, ReadaheadBuffer* readahead) const {
+  SHALE_ASSERT(ref->get() == nullptr);
+  RequestReadRate(options, handle);
   const uint64_t start = options_.statistics != nullptr ? NowMicros() : 0;
   PerfTimer timer(&PerfContext::block_read_time);
   BlockContents contents;
@@ -413,6 +433,24 @@ Status TableReader::GetDataBlock(const ReadOptions& options, const BlockHandle& 
   CountBlockRead(handle);
   InstallBlock(options, handle, std::move(contents), ref);
   return Status::OK();
+}
+
+Task TableReader::ReadDataBlockAsync(ReadOptions options, BlockHandle handle, BlockRef* ref,
+                                     Status* status, AsyncIo* io) const {
+  SHALE_ASSERT(ref->get() == nullptr);
+  RequestReadRate(options, handle);
+  BlockReadRequest read;
+  *status = read.Prepare(file_.get(), file_size_, options_.file_name, handle);
+  if (status->ok()) {
+    ReadRequest* request = read.request();
+    co_await io->ReadAll(file_.get(), &request, 1);
+  }
+  BlockContents contents;
+  if (status->ok()) *status = read.Finish(options_.file_name, options.verify_checksums, &contents);
+  if (!status->ok()) co_return;
+  CountBlockRead(handle);
+  PerfCount(&PerfContext::iter_async_read_count);
+  InstallBlock(options, handle, std::move(contents), ref);
 }
 
 // ---- TableReader: point lookups ----

@@ -86,6 +86,8 @@ class BlockRef {
   void PinInto(Cleanable* target) const;
   // Moves this block's ownership or pin into target's cleanups; empty afterwards.
   void TransferTo(Cleanable* target);
+  // Releases what this holds and takes what other holds; other is empty afterwards.
+  void TakeFrom(BlockRef* other);
 
  private:
   friend class TableReader;
@@ -163,6 +165,18 @@ class TableReader {
   // With readahead, a block not in the cache comes through that window.
   [[nodiscard]] Status GetDataBlock(const ReadOptions& options, const BlockHandle& handle,
                                     BlockRef* ref, ReadaheadBuffer* readahead = nullptr) const;
+  // GetDataBlock in two steps, for a read run together with others (an iterator's seek, see
+  // InternalIterator::PrepareSeek): FindCachedDataBlock pins a cached block into *ref (true);
+  // after a miss ReadDataBlock reads the block at once, or ReadDataBlockAsync on io (*ref holds
+  // it once the task ends, else *status says why; the caller runs io and keeps this reader
+  // alive until then).
+  bool FindCachedDataBlock(const BlockHandle& handle, BlockRef* ref) const {
+    return LookupCachedBlock(handle, ref);
+  }
+  [[nodiscard]] Status ReadDataBlock(const ReadOptions& options, const BlockHandle& handle,
+                                     BlockRef* ref, ReadaheadBuffer* readahead = nullptr) const;
+  Task ReadDataBlockAsync(ReadOptions options, BlockHandle handle, BlockRef* ref, Status* status,
+                          AsyncIo* io) const;
 
   // Looks up keys[0..n) (sorted by internal key, none resolved) in this table: the filter is
   // probed for the whole batch (lines prefetched first), the index sought once per group of
@@ -216,6 +230,8 @@ class TableReader {
   void PrefetchCachedBlock(const BlockHandle& handle) const;
   // True (and *ref set) when the block is in the block cache. REQUIRES: *ref is empty.
   bool LookupCachedBlock(const BlockHandle& handle, BlockRef* ref) const;
+  // Waits for the rate limiter's grant of a read of handle, when reads are limited.
+  void RequestReadRate(const ReadOptions& options, const BlockHandle& handle) const;
   // Makes contents, read from handle, the block in *ref, inserting it into the cache when
   // reads fill it. REQUIRES: *ref is empty.
   void InstallBlock(const ReadOptions& options, const BlockHandle& handle, BlockContents contents,

@@ -272,6 +272,7 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
                      ColumnFamilyHandle* cf);
 
   Random* prefix_rnd_ = nullptr;  // the current run's draws of prefix options
+  Random* io_rnd_ = nullptr;      // and of iterators' async_io
   // The non-default families' handles, by name.
   std::map<std::string, std::unique_ptr<ColumnFamilyHandle>> handles_;
 };
@@ -280,6 +281,8 @@ void DBModelTest::CheckIterator(Random* rnd, const Model& full_model, const Snap
                                 ColumnFamilyHandle* cf) {
   ReadOptions ro;
   ro.snapshot = snap;
+  // A quarter of the iterators read each seek's blocks one run after another.
+  ro.async_io = !io_rnd_->OneIn(4);
   // Half the iterators are bounded (a lower bound, an upper one or both, keys that may or may
   // not exist); the model then holds only the keys within the bounds.
   std::string lower_key, upper_key;
@@ -424,8 +427,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // those of runs before prefixes were tested.
   Random prefix_rnd(seed ^ 0x5bd1e995);
   prefix_rnd_ = &prefix_rnd;
-  // So do range deletions.
+  // So do range deletions, and whether iterators read the blocks of a seek together.
   Random range_rnd(seed ^ 0x2545f491);
+  Random io_rnd(seed ^ 0x68e31da4);
+  io_rnd_ = &io_rnd;
   PickPrefixOptions(prefix_rnd_);
   Open();
   // The default family and up to three more, created and dropped as the run goes; each

@@ -122,6 +122,60 @@ TEST_F(PerfContextTest, MultiGetAndAsyncReads) {
   }
 }
 
+// A seek over four sorted runs (three level-0 tables over the bottom level) stages the data
+// block it lands in in each and reads the four together (async_io); cached, it reads none;
+// without async_io it reads them one after another.
+TEST_F(PerfContextTest, SeekReadsTheBlocksOfAllSortedRunsTogether) {
+  options_.disable_auto_compactions = true;
+  Open();
+  LoadEvenKeysIntoOneTable(2000);
+  for (int t = 0; t < 3; t++) {
+    for (int i = t; i < 2000; i += 3) {
+      ASSERT_TRUE(Put(NumberedKey(2 * i), std::string(100, static_cast<char>('a' + t))).ok());
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  std::string n;
+  ASSERT_TRUE(db_->GetProperty("shale.num-files-at-level0", &n));
+  ASSERT_EQ(n, "3");
+  Reopen();
+  // Open the tables first (a key absent from their last blocks).
+  EXPECT_EQ(Get(NumberedKey(3997)), "NOT_FOUND");
+  std::string path;
+  ASSERT_TRUE(db_->GetProperty("shale.io.async-path", &path));
+  const auto seek = [&](bool async_io, int key) {
+    ReadOptions ro;
+    ro.async_io = async_io;
+    auto it = db_->NewIterator(ro);
+    it->Seek(NumberedKey(key));
+    ASSERT_TRUE(it->Valid()) << it->status().ToString();
+    EXPECT_EQ(it->key().ToString(), NumberedKey(key));
+    // Key 2i was last written by level-0 table i % 3.
+    EXPECT_EQ(it->value().ToString(), std::string(100, static_cast<char>('a' + (key / 2) % 3)));
+  };
+  PerfContext* ctx = Start(PerfLevel::kEnableCount);
+  ASSERT_NO_FATAL_FAILURE(seek(true, 1000));
+  EXPECT_GE(ctx->block_read_count, 4u);  // a run's seek may go on into its next block
+  if (!path.starts_with("sync (")) {     // a reader runs the batch
+    EXPECT_EQ(ctx->iter_async_read_count, 4u);
+    EXPECT_EQ(ctx->iter_async_batch_count, 1u);
+  }
+
+  // Again: every block is cached, nothing is read.
+  ctx->Reset();
+  ASSERT_NO_FATAL_FAILURE(seek(true, 1000));
+  EXPECT_EQ(ctx->block_read_count, 0u);
+  EXPECT_GE(ctx->block_cache_hit_count, 4u);
+  EXPECT_EQ(ctx->iter_async_batch_count, 0u);
+
+  // Elsewhere without async_io: read one by one.
+  ctx->Reset();
+  ASSERT_NO_FATAL_FAILURE(seek(false, 3000));
+  EXPECT_GE(ctx->block_read_count, 4u);
+  EXPECT_EQ(ctx->iter_async_read_count, 0u);
+  EXPECT_EQ(ctx->iter_async_batch_count, 0u);
+}
+
 TEST_F(PerfContextTest, MergeOperandsCounted) {
   options_.merge_operator = MergeOperators::CreateStringAppendOperator();
   Open();

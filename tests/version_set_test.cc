@@ -12,6 +12,7 @@
 
 #include "shale/cache.h"
 #include "shale/comparator.h"
+#include "shale/perf_context.h"
 #include "src/base/filename.h"
 #include "src/db/compaction_picker.h"
 #include "src/db/level_iterator.h"
@@ -798,6 +799,7 @@ TEST_F(IteratorsTest, LevelAndMergingIteratorsKeepTheContract) {
   }
   std::vector<std::unique_ptr<InternalIterator>> children;
   children.push_back(NewLevelIterator(table_cache_.get(), ReadOptions(), &icmp_, level));
+  FileList l0;
   for (int t = 0; t < 3; t++) {
     test::Entries entries;
     for (int i = 0; i < 50; i++) {
@@ -810,6 +812,7 @@ TEST_F(IteratorsTest, LevelAndMergingIteratorsKeepTheContract) {
               [&](const auto& a, const auto& b) { return icmp_.Compare(a.first, b.first) < 0; });
     auto meta = WriteTable(20 + t, entries);
     children.push_back(table_cache_->NewIterator(ReadOptions(), meta->number, meta->file_size));
+    l0.push_back(meta);
     all.insert(all.end(), entries.begin(), entries.end());
   }
   std::sort(all.begin(), all.end(),
@@ -817,6 +820,23 @@ TEST_F(IteratorsTest, LevelAndMergingIteratorsKeepTheContract) {
   auto merged = NewMergingIterator(&icmp_, std::move(children));
   auto targets = targets_for(all);
   test::CheckIteratorContract(merged.get(), all, &icmp_, 2, &targets);
+
+  // The same merge reading each seek's blocks together (the file system's reader).
+  children.clear();
+  children.push_back(NewLevelIterator(table_cache_.get(), ReadOptions(), &icmp_, level));
+  for (const auto& meta : l0) {
+    children.push_back(table_cache_->NewIterator(ReadOptions(), meta->number, meta->file_size));
+  }
+  MergingIteratorOptions together;
+  together.async_fs = std::shared_ptr<FileSystem>(&fs_, [](FileSystem*) {});
+  SetPerfLevel(PerfLevel::kEnableCount);
+  get_perf_context()->Reset();
+  auto batched = NewMergingIterator(&icmp_, std::move(children), together);
+  test::CheckIteratorContract(batched.get(), all, &icmp_, 3, &targets);
+  EXPECT_GT(get_perf_context()->iter_async_batch_count, 0u);
+  EXPECT_GE(get_perf_context()->iter_async_read_count,
+            2 * get_perf_context()->iter_async_batch_count);
+  SetPerfLevel(PerfLevel::kDisable);
 }
 
 // An iterator over sorted internal keys that fails (invalid, Corruption) on reaching the

@@ -86,7 +86,9 @@ DEFINE_bool(statistics, false, "Collect and print DB statistics");
 DEFINE_int64(batch_size, 1, "Writes per WriteBatch; keys per MultiGet in multireadrandom");
 DEFINE_bool(multiread_batched, false, "multireadrandom: use the batched MultiGet (always)");
 DEFINE_int64(multiread_stride, 0, "multireadrandom: key stride within a batch (0: random keys)");
-DEFINE_bool(async_io, true, "MultiGet reads missing blocks with io_uring from coroutines");
+DEFINE_bool(async_io, true,
+            "MultiGet reads missing blocks with io_uring from coroutines; seekrandom's seeks read "
+            "the blocks of all sorted runs together");
 DEFINE_bool(use_direct_reads, false, "Read table files with O_DIRECT");
 DEFINE_string(compression_type, "none", "Block compression: none or zstd");
 DEFINE_int64(block_size, 4096, "Table block size in bytes");
@@ -937,6 +939,7 @@ class Benchmark {
         const uint64_t pos = num == 0 ? 0 : rnd.Uniform(num);
         keys_.Make(pos, &key);
         ReadOptions ro;
+        ro.async_io = FLAGS_async_io;
         ro.total_order_seek = FLAGS_total_order_seek;
         ro.prefix_same_as_start = FLAGS_prefix_same_as_start;
         if (FLAGS_max_scan_distance > 0) {

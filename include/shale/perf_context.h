@@ -53,6 +53,8 @@ struct PerfContext {
   uint64_t index_block_read_count = 0;         // index blocks read (at table open)
   uint64_t filter_block_read_count = 0;        // filter blocks read (at table open)
   uint64_t multiget_async_read_count = 0;      // MultiGet data blocks read through the async path
+  uint64_t iter_async_read_count = 0;          // iterator seeks' data blocks read in batches
+  uint64_t iter_async_batch_count = 0;         // batches of those reads (one wait each)
   uint64_t internal_merge_count = 0;           // merge operands met by point lookups
   uint64_t get_read_bytes = 0;                 // value bytes returned by Get
   uint64_t multiget_read_bytes = 0;            // value bytes returned by MultiGet

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "src/monitoring/perf_context_imp.h"
+
 namespace shale {
 
 AsyncReader* ThreadAsyncReader(const std::shared_ptr<FileSystem>& fs, Status* why) {
@@ -64,6 +66,15 @@ void AsyncIo::RunUntilDone() {
     reader_->Poll().PermitUncheckedError();  // a failing reader still completes its reads
   }
   tasks_.clear();
+}
+
+void RunStagedReads(AsyncReader* reader, Statistics* stats, const StagedReads& reads) {
+  if (reader == nullptr || reads.size() < 2) return;
+  PerfTimer timer(&PerfContext::block_read_time);
+  AsyncIo io(reader, stats);
+  for (StagedRead* read : reads) io.Spawn(read->Read(&io));
+  io.RunUntilDone();
+  PerfCount(&PerfContext::iter_async_batch_count);
 }
 
 }  // namespace shale

@@ -19,6 +19,7 @@
 
 #include "shale/file_system.h"
 #include "shale/statistics.h"
+#include "src/base/internal_iterator.h"
 #include "src/util/task.h"
 
 namespace shale {
@@ -71,5 +72,19 @@ class AsyncIo {
   Statistics* const stats_;
   std::vector<Task> tasks_;
 };
+
+// A data-block read an iterator staged for its next seek (InternalIterator::PrepareSeek).
+// Ownership: the iterator that staged it owns it, and keeps it until its next positioning.
+class StagedRead {
+ public:
+  virtual ~StagedRead() = default;
+  // The task reading the block and keeping it (or the read's error) for the positioning.
+  virtual Task Read(AsyncIo* io) = 0;
+};
+
+// Runs reads together on reader and returns once every one has completed (one batch, counted
+// in PerfContext::iter_async_batch_count; the wait in block_read_time). With fewer than two,
+// or no reader, nothing runs: each owner reads its own block when it positions.
+void RunStagedReads(AsyncReader* reader, Statistics* stats, const StagedReads& reads);
 
 }  // namespace shale

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "shale/pinnable_slice.h"
 #include "shale/slice.h"
@@ -30,6 +31,9 @@ struct PrefixSeek {
     return extractor->InDomain(user_key) && extractor->Transform(user_key) == prefix;
   }
 };
+
+class StagedRead;  // src/base/async_read.h
+using StagedReads = std::vector<StagedRead*>;
 
 class InternalIterator : public Cleanable {
  public:
@@ -59,6 +63,17 @@ class InternalIterator : public Cleanable {
     (void)prefix;
     Seek(target);
     return true;
+  }
+  // Readies Seek(target) (for_prev: SeekForPrev(target)), which must be the next call: a data
+  // block it will need and cannot find at hand is added to reads, which the caller may run
+  // together with other iterators' (RunStagedReads) before positioning them all; a read not
+  // run is done by the positioning itself. Any other call drops what was readied. A merging
+  // iterator uses this so that one seek over many sorted runs waits for one round of reads
+  // instead of one per run. Default: nothing.
+  virtual void PrepareSeek(const Slice& target, bool for_prev, StagedReads* reads) {
+    (void)target;
+    (void)for_prev;
+    (void)reads;
   }
 };
 

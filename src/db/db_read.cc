@@ -402,9 +402,10 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
     iter_options.range_tombstones =
         std::make_shared<const RangeTombstoneSet>(std::move(tombstones));
   }
-  auto iter =
-      NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
-                    NewMergingIterator(&family.icmp, std::move(children)), seq, iter_options);
+  auto iter = NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
+                            NewMergingIterator(&family.icmp, std::move(children),
+                                               {options.async_io ? fs_ : nullptr, stats_}),
+                            seq, iter_options);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
   live_iterators_.fetch_add(1, std::memory_order_relaxed);

@@ -49,6 +49,17 @@ class LevelIterator final : public InternalIterator {
     SkipForward();
     return true;
   }
+  // Opens the file the seek lands in, as the seek would, and lets it stage its block.
+  void PrepareSeek(const Slice& target, bool for_prev, StagedReads* reads) override {
+    if (for_prev) {
+      size_t i = FindFile(target);
+      if (i >= files_.size()) i = files_.size() - 1;
+      OpenFileBackward(i);
+    } else {
+      OpenFileForward(FindFile(target));
+    }
+    if (file_iter_ != nullptr) file_iter_->PrepareSeek(target, for_prev, reads);
+  }
   void SeekForPrev(const Slice& target) override {
     size_t i = FindFile(target);
     if (i >= files_.size()) i = files_.size() - 1;

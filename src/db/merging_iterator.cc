@@ -2,14 +2,17 @@
 
 #include <algorithm>
 
+#include "src/base/async_read.h"
+
 namespace shale {
 namespace {
 
 class MergingIterator final : public InternalIterator {
  public:
   MergingIterator(const InternalKeyComparator* icmp,
-                  std::vector<std::unique_ptr<InternalIterator>> children)
-      : icmp_(icmp), children_(std::move(children)) {
+                  std::vector<std::unique_ptr<InternalIterator>> children,
+                  MergingIteratorOptions options)
+      : icmp_(icmp), children_(std::move(children)), options_(std::move(options)) {
     heap_.reserve(children_.size());
   }
 
@@ -28,6 +31,7 @@ class MergingIterator final : public InternalIterator {
   }
   void Seek(const Slice& target) override {
     deferred_.clear();
+    ReadTogether(target, false, nullptr);
     for (auto& c : children_) c->Seek(target);
     Rebuild(kForward);
   }
@@ -58,6 +62,7 @@ class MergingIterator final : public InternalIterator {
   }
   void SeekForPrev(const Slice& target) override {
     deferred_.clear();
+    ReadTogether(target, true, nullptr);
     for (auto& c : children_) c->SeekForPrev(target);
     Rebuild(kReverse);
   }
@@ -66,6 +71,7 @@ class MergingIterator final : public InternalIterator {
       // Every other child moves to its first entry after the current key.
       const std::string current = key().ToString();
       InternalIterator* top = children_[heap_.front()].get();
+      ReadTogether(current, false, top);
       for (auto& c : children_) {
         if (c.get() == top) continue;
         c->Seek(current);
@@ -85,6 +91,7 @@ class MergingIterator final : public InternalIterator {
       // Every other child moves to its last entry before the current key.
       const std::string current = key().ToString();
       InternalIterator* top = children_[heap_.front()].get();
+      ReadTogether(current, true, top);
       for (auto& c : children_) {
         if (c.get() == top) continue;
         c->SeekForPrev(current);
@@ -141,6 +148,23 @@ class MergingIterator final : public InternalIterator {
     deferred_.clear();
     Rebuild(kForward);
   }
+  // Before every child but skip seeks (for_prev: seeks for prev) to target: with async_fs, the
+  // data blocks the children will land in and do not hold are read in one batch.
+  void ReadTogether(const Slice& target, bool for_prev, const InternalIterator* skip) {
+    if (options_.async_fs == nullptr) return;
+    staged_.clear();
+    for (auto& c : children_) {
+      if (c.get() != skip) c->PrepareSeek(target, for_prev, &staged_);
+    }
+    if (staged_.size() < 2) return;  // one read: its child does it at once, without the ring
+    Status why;  // per call: the iterator may be used by another thread each time
+    AsyncReader* reader = ThreadAsyncReader(options_.async_fs, &why);
+    if (reader == nullptr) {
+      if (options_.stats != nullptr) options_.stats->recordTick(ASYNC_READ_FALLBACK);
+      return;
+    }
+    RunStagedReads(reader, options_.stats, staged_);
+  }
   // After every child was positioned (but the deferred ones): the heap of the valid ones, and
   // the first child error.
   void Rebuild(Direction d) {
@@ -172,6 +196,8 @@ class MergingIterator final : public InternalIterator {
 
   const InternalKeyComparator* const icmp_;
   std::vector<std::unique_ptr<InternalIterator>> children_;
+  const MergingIteratorOptions options_;
+  StagedReads staged_;        // ReadTogether's, kept to reuse its memory
   std::vector<size_t> heap_;  // indexes of valid children
   Direction direction_ = kForward;
   // Children a prefix seek left unpositioned (SeekInPrefix), with that seek's target and prefix.
@@ -187,9 +213,10 @@ class MergingIterator final : public InternalIterator {
 }  // namespace
 
 std::unique_ptr<InternalIterator> NewMergingIterator(
-    const InternalKeyComparator* icmp, std::vector<std::unique_ptr<InternalIterator>> children) {
+    const InternalKeyComparator* icmp, std::vector<std::unique_ptr<InternalIterator>> children,
+    MergingIteratorOptions options) {
   if (children.size() == 1) return std::move(children[0]);
-  return std::make_unique<MergingIterator>(icmp, std::move(children));
+  return std::make_unique<MergingIterator>(icmp, std::move(children), std::move(options));
 }
 
 }  // namespace shale

@@ -10,12 +10,23 @@
 #include <memory>
 #include <vector>
 
+#include "shale/file_system.h"
+#include "shale/statistics.h"
 #include "src/base/dbformat.h"
 #include "src/base/internal_iterator.h"
 
 namespace shale {
 
+// With async_fs, a seek first lets every child stage the data block it will land in
+// (InternalIterator::PrepareSeek) and reads the missing ones together through the calling
+// thread's reader for async_fs; stats counts the reads (ASYNC_READ_*).
+struct MergingIteratorOptions {
+  std::shared_ptr<FileSystem> async_fs;
+  Statistics* stats = nullptr;
+};
+
 std::unique_ptr<InternalIterator> NewMergingIterator(
-    const InternalKeyComparator* icmp, std::vector<std::unique_ptr<InternalIterator>> children);
+    const InternalKeyComparator* icmp, std::vector<std::unique_ptr<InternalIterator>> children,
+    MergingIteratorOptions options = {});
 
 }  // namespace shale

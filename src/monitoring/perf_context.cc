@@ -12,7 +12,7 @@ namespace shale {
 namespace {
 
 // Every field with its printed name, in declaration order: Reset, Add and ToString walk this.
-constexpr std::array<std::pair<const char*, PerfMetric>, 25> kFields = {{
+constexpr std::array<std::pair<const char*, PerfMetric>, 27> kFields = {{
     {"get_from_memtable_count", &PerfContext::get_from_memtable_count},
     {"get_from_memtable_time", &PerfContext::get_from_memtable_time},
     {"get_from_output_files_time", &PerfContext::get_from_output_files_time},
@@ -27,6 +27,8 @@ constexpr std::array<std::pair<const char*, PerfMetric>, 25> kFields = {{
     {"index_block_read_count", &PerfContext::index_block_read_count},
     {"filter_block_read_count", &PerfContext::filter_block_read_count},
     {"multiget_async_read_count", &PerfContext::multiget_async_read_count},
+    {"iter_async_read_count", &PerfContext::iter_async_read_count},
+    {"iter_async_batch_count", &PerfContext::iter_async_batch_count},
     {"internal_merge_count", &PerfContext::internal_merge_count},
     {"get_read_bytes", &PerfContext::get_read_bytes},
     {"multiget_read_bytes", &PerfContext::multiget_read_bytes},
