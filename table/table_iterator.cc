@@ -108,13 +108,13 @@ void TableIterator::SeekForPrev(const Slice& target) {
 }
 
 void TableIterator::Next() {
-  staged_.positioned = false;
+  SHALE_ASSERT(!staged_.positioned);  // a prepared seek comes first (PrepareSeek)
   data_.Next();
   SkipEmptyForward();
 }
 
 void TableIterator::Prev() {
-  staged_.positioned = false;
+  SHALE_ASSERT(!staged_.positioned);  // a prepared seek comes first (PrepareSeek)
   data_.Prev();
   SkipEmptyBackward();
 }

@@ -49,7 +49,8 @@ struct PerfContext {
   uint64_t block_read_count = 0;               // blocks read from files (data, and index/filter
                                                // at table open)
   uint64_t block_read_byte = 0;                // bytes of those blocks
-  uint64_t block_read_time = 0;                // ns in synchronous block reads
+  uint64_t block_read_time = 0;                // ns in synchronous block reads and waits for
+                                               // iterators' batched reads
   uint64_t index_block_read_count = 0;         // index blocks read (at table open)
   uint64_t filter_block_read_count = 0;        // filter blocks read (at table open)
   uint64_t multiget_async_read_count = 0;      // MultiGet data blocks read through the async path

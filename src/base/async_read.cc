@@ -29,6 +29,13 @@ AsyncReader* ThreadAsyncReader(const std::shared_ptr<FileSystem>& fs, Status* wh
   return it->reader.get();
 }
 
+AsyncReader* ThreadAsyncReaderOrFallback(const std::shared_ptr<FileSystem>& fs, Statistics* stats) {
+  Status why;
+  AsyncReader* reader = ThreadAsyncReader(fs, &why);
+  if (reader == nullptr && stats != nullptr) stats->recordTick(ASYNC_READ_FALLBACK);
+  return reader;
+}
+
 bool AsyncIo::ReadAllAwaiter::await_suspend(std::coroutine_handle<> h) {
   handle_ = h;
   outstanding_ = n_;

@@ -27,6 +27,9 @@ namespace shale {
 // The calling thread's reader for fs, made on first use and kept for the thread's life. Null
 // when the file system cannot read asynchronously (*why says why; the answer is remembered).
 AsyncReader* ThreadAsyncReader(const std::shared_ptr<FileSystem>& fs, Status* why);
+// ThreadAsyncReader for a read that can go either way: null when there is no reader, counted
+// in ASYNC_READ_FALLBACK (stats may be null); the caller then reads synchronously.
+AsyncReader* ThreadAsyncReaderOrFallback(const std::shared_ptr<FileSystem>& fs, Statistics* stats);
 
 class AsyncIo {
  public:

@@ -67,8 +67,9 @@ class InternalIterator : public Cleanable {
   // Readies Seek(target) (for_prev: SeekForPrev(target)), which must be the next call: a data
   // block it will need and cannot find at hand is added to reads, which the caller may run
   // together with other iterators' (RunStagedReads) before positioning them all; a read not
-  // run is done by the positioning itself. Any other call drops what was readied. A merging
-  // iterator uses this so that one seek over many sorted runs waits for one round of reads
+  // run is done by the positioning itself. Another positioning call drops what was readied;
+  // Next, Prev, key and value may not come in between (the iterator's position is in flux). A
+  // merging iterator uses this so that one seek over many sorted runs waits for one round of reads
   // instead of one per run. Default: nothing.
   virtual void PrepareSeek(const Slice& target, bool for_prev, StagedReads* reads) {
     (void)target;

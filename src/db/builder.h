@@ -2,8 +2,6 @@
 // and its range tombstones as one table file, synced and closed, and describes it in *meta. With
 // neither entries nor tombstones no file is written (meta->file_size stays 0). On failure the
 // partial file is deleted. With limiter, the writes pass it at kHigh (a flush).
-// AddRangeTombstones writes a fragmented list, or the part of it within bounds, to a table being
-// built (flush and compaction outputs).
 // Thread safety: a free function; the iterator belongs to the caller.
 #pragma once
 
@@ -38,14 +36,5 @@ struct FlushFilter {
                                 FileMetaData* meta, const FlushFilter* filter = nullptr,
                                 RateLimiter* limiter = nullptr, Statistics* stats = nullptr,
                                 const FragmentedRangeTombstoneList* tombstones = nullptr);
-
-// Adds to builder the fragments of list that meet [lower, upper) (null: unbounded), clipped to
-// it, and widens the file bounds *smallest / *largest (internal keys; empty: none yet) to hold
-// them: a fragment [s, e) at newest sequence t spans from (s, t, kTypeRangeDeletion) to the
-// sentinel of e. Returns how many fragments were added, or the builder's error in *status.
-size_t AddRangeTombstones(const FragmentedRangeTombstoneList& list,
-                          const InternalKeyComparator& icmp, const Slice* lower, const Slice* upper,
-                          TableBuilder* builder, std::string* smallest, std::string* largest,
-                          Status* status);
 
 }  // namespace shale

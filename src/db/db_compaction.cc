@@ -25,6 +25,7 @@
 #include "src/db/grandparent_tracker.h"
 #include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
+#include "src/db/range_tombstone_output.h"
 #include "src/db/subcompaction.h"
 #include "src/db/table_cache.h"
 #include "src/env/rate_limited_file.h"

@@ -188,12 +188,7 @@ void DBImpl::MultiGetImpl(const ReadOptions& options, ColumnFamilyData* cfd, siz
 void DBImpl::MultiGetFromTables(const ReadOptions& options, const SuperVersion& sv,
                                 const std::vector<MultiGetKey*>& keys) {
   PerfTimer timer(&PerfContext::get_from_output_files_time);
-  AsyncReader* reader = nullptr;
-  if (options.async_io) {
-    Status why;
-    reader = ThreadAsyncReader(fs_, &why);
-    if (reader == nullptr && stats_ != nullptr) stats_->recordTick(ASYNC_READ_FALLBACK);
-  }
+  AsyncReader* reader = options.async_io ? ThreadAsyncReaderOrFallback(fs_, stats_) : nullptr;
   if (reader != nullptr) {
     AsyncIo io(reader, stats_);
     sv.current->MultiGet(options, keys.data(), keys.size(), &io);

@@ -156,14 +156,12 @@ class MergingIterator final : public InternalIterator {
     for (auto& c : children_) {
       if (c.get() != skip) c->PrepareSeek(target, for_prev, &staged_);
     }
-    if (staged_.size() < 2) return;  // one read: its child does it at once, without the ring
-    Status why;  // per call: the iterator may be used by another thread each time
-    AsyncReader* reader = ThreadAsyncReader(options_.async_fs, &why);
-    if (reader == nullptr) {
-      if (options_.stats != nullptr) options_.stats->recordTick(ASYNC_READ_FALLBACK);
-      return;
+    if (staged_.size() >= 2) {  // one read: its child does it at once, without the ring
+      // Looked up per call: the iterator may be used by another thread each time.
+      AsyncReader* reader = ThreadAsyncReaderOrFallback(options_.async_fs, options_.stats);
+      if (reader != nullptr) RunStagedReads(reader, options_.stats, staged_);
     }
-    RunStagedReads(reader, options_.stats, staged_);
+    staged_.clear();  // the reads are owned by the children that staged them
   }
   // After every child was positioned (but the deferred ones): the heap of the valid ones, and
   // the first child error.
