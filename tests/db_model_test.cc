@@ -431,6 +431,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   Random range_rnd(seed ^ 0x2545f491);
   Random io_rnd(seed ^ 0x68e31da4);
   io_rnd_ = &io_rnd;
+  // One run in three switches a memtable once it holds 1-4 range tombstones (also while the
+  // WAL is replayed): more flushes of tombstones, and replays that fill several memtables.
+  Random limit_rnd(seed ^ 0x1b873593);
+  options_.memtable_max_range_deletions = limit_rnd.OneIn(3) ? 1 + limit_rnd.Uniform(4) : 0;
   PickPrefixOptions(prefix_rnd_);
   Open();
   // The default family and up to three more, created and dropped as the run goes; each
