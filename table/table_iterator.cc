@@ -58,6 +58,19 @@ void TableIterator::PrepareSeek(const Slice& target, bool for_prev, StagedReads*
   if (!table_->FindCachedDataBlock(handle, &staged_.block)) reads->push_back(&staged_);
 }
 
+void TableIterator::PrepareSeekInPrefix(const Slice& target, const PrefixSeek& prefix,
+                                        StagedReads* reads) {
+  if (!table_->PrefixMayMatch(prefix.prefix)) {
+    staged_.Drop();
+    staged_.prefix = Staged::PrefixVerdict::kRuledOut;
+    staged_.target.assign(target.data(), target.size());
+    return;
+  }
+  PrepareSeek(target, false, reads);
+  staged_.target.assign(target.data(), target.size());  // also under readahead
+  staged_.prefix = Staged::PrefixVerdict::kMayMatch;
+}
+
 bool TableIterator::TakeStagedSeek(const Slice& target, bool for_prev) {
   const bool same =
       staged_.positioned && staged_.for_prev == for_prev && Slice(staged_.target) == target;
@@ -89,7 +102,12 @@ void TableIterator::Seek(const Slice& target) {
 }
 
 bool TableIterator::SeekInPrefix(const Slice& target, const PrefixSeek& prefix) {
-  if (!table_->PrefixMayMatch(prefix.prefix)) {
+  const Staged::PrefixVerdict verdict = std::exchange(staged_.prefix, Staged::PrefixVerdict::kNone);
+  const bool may_match = verdict != Staged::PrefixVerdict::kNone && Slice(staged_.target) == target
+                             ? verdict == Staged::PrefixVerdict::kMayMatch
+                             : table_->PrefixMayMatch(prefix.prefix);
+  if (!may_match) {
+    staged_.positioned = false;
     ClearBlock();
     return false;
   }

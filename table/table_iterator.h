@@ -46,6 +46,9 @@ class TableIterator final : public InternalIterator {
   // Seeks the index now and stages the data block the seek lands in: pinned when cached,
   // else a read added to reads (none under readahead, or for the block already loaded).
   void PrepareSeek(const Slice& target, bool for_prev, StagedReads* reads) override;
+  // Checks the prefix filter now (its verdict kept for SeekInPrefix), then as PrepareSeek.
+  void PrepareSeekInPrefix(const Slice& target, const PrefixSeek& prefix,
+                           StagedReads* reads) override;
   void Next() override;
   void Prev() override;
   Slice key() const override { return data_.key(); }
@@ -79,14 +82,17 @@ class TableIterator final : public InternalIterator {
 
   // What PrepareSeek staged. positioned: the index stands where the seek for (for_prev,
   // target) puts it. has_block: the block at handle is staged — in block once pinned or read,
-  // or status holds the read's error; neither when the read has not run.
+  // or status holds the read's error; neither when the read has not run. prefix: the prefix
+  // filter's verdict for a SeekInPrefix to target (PrepareSeekInPrefix).
   struct Staged final : StagedRead {
     explicit Staged(TableIterator* it) : owner(it) {}
     Task Read(AsyncIo* io) override {
       return owner->table_->ReadDataBlockAsync(owner->options_, handle, &block, &status, io);
     }
+    enum class PrefixVerdict { kNone, kMayMatch, kRuledOut };
     void Drop() {
       positioned = false;
+      prefix = PrefixVerdict::kNone;
       has_block = false;
       block.Reset();
       status = Status::OK();
@@ -95,6 +101,7 @@ class TableIterator final : public InternalIterator {
     bool positioned = false;
     bool for_prev = false;
     std::string target;
+    PrefixVerdict prefix = PrefixVerdict::kNone;
     bool has_block = false;
     BlockHandle handle;
     BlockRef block;

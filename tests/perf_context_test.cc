@@ -9,6 +9,7 @@
 
 #include "shale/cache.h"
 #include "shale/db.h"
+#include "shale/slice_transform.h"
 #include "tests/db_test_util.h"
 
 namespace shale::test {
@@ -178,6 +179,90 @@ TEST_F(PerfContextTest, SeekReadsTheBlocksOfAllSortedRunsTogether) {
   EXPECT_GE(ctx->block_read_count, 4u);
   EXPECT_EQ(ctx->iter_async_read_count, 0u);
   EXPECT_EQ(ctx->iter_async_batch_count, 0u);
+}
+
+// A prefix seek reads the blocks of the sorted runs whose filters may hold the prefix together;
+// the runs ruled out are read only if the scan leaves the prefix, and then together too.
+TEST_F(PerfContextTest, PrefixSeekReadsTheBlocksOfTheMatchingRunsTogether) {
+  options_.disable_auto_compactions = true;
+  options_.prefix_extractor = NewFixedPrefixTransform(4);
+  Open();
+  // "pNNN" then a two-digit suffix. Bottom level: every prefix, even suffixes 0..38.
+  const auto key = [](int prefix, int suffix) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "p%03d%02d", prefix, suffix);
+    return std::string(buf);
+  };
+  const auto value = [](char c) { return std::string(100, c); };
+  for (int p = 0; p < 100; p++) {
+    for (int x = 0; x < 40; x += 2) ASSERT_TRUE(Put(key(p, x), value('b')).ok());
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  // L0: two tables of every prefix (suffixes 1 mod 4, 3 mod 4), and two of the prefixes
+  // below 50 and from 90 only (suffixes 40, 41).
+  for (int t = 0; t < 4; t++) {
+    for (int p = 0; p < 100; p++) {
+      if (t < 2) {
+        for (int x = 1 + 2 * t; x < 40; x += 4) ASSERT_TRUE(Put(key(p, x), value('c' + t)).ok());
+      } else if (p < 50 || p >= 90) {
+        ASSERT_TRUE(Put(key(p, 38 + t), value('c' + t)).ok());
+      }
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  std::string n;
+  ASSERT_TRUE(db_->GetProperty("shale.num-files-at-level0", &n));
+  ASSERT_EQ(n, "4");
+  Reopen();
+  // Open every table: a key in each one's range that their filters rule out.
+  EXPECT_EQ(Get("p050xx"), "NOT_FOUND");
+  std::string path;
+  ASSERT_TRUE(db_->GetProperty("shale.io.async-path", &path));
+  const bool batched = !path.starts_with("sync (");
+
+  PerfContext* ctx = Start(PerfLevel::kEnableCount);
+  ReadOptions ro;
+  ro.prefix_same_as_start = true;
+  {
+    auto it = db_->NewIterator(ro);
+    it->Seek(key(70, 0));
+    std::vector<std::string> keys;
+    for (; it->Valid(); it->Next()) {
+      keys.push_back(it->key().ToString());
+      const int x = std::stoi(keys.back().substr(4));
+      EXPECT_EQ(it->value().ToString(), value(x % 2 == 0 ? 'b' : (x % 4 == 1 ? 'c' : 'd')));
+    }
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    EXPECT_EQ(keys.size(), 40u);
+    EXPECT_EQ(keys.front(), key(70, 0));
+    EXPECT_EQ(keys.back(), key(70, 39));
+  }
+  EXPECT_EQ(ctx->index_block_read_count + ctx->filter_block_read_count, 0u);
+  EXPECT_GE(ctx->block_read_count, 3u);
+  if (batched) {  // the three runs that may hold p070; the two ruled out are not read
+    EXPECT_EQ(ctx->iter_async_read_count, 3u);
+    EXPECT_EQ(ctx->iter_async_batch_count, 1u);
+  }
+
+  // Without prefix_same_as_start the scan goes on past the prefix: the two runs ruled out are
+  // then sought to the target and read together (their first keys at or after it are p090's).
+  ctx->Reset();
+  {
+    auto it = db_->NewIterator(ReadOptions());
+    it->Seek(key(89, 0));
+    std::vector<std::string> keys;
+    for (; it->Valid() && keys.size() < 42; it->Next()) keys.push_back(it->key().ToString());
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    ASSERT_EQ(keys.size(), 42u);
+    EXPECT_EQ(keys[39], key(89, 39));
+    EXPECT_EQ(keys[40], key(90, 0));
+    EXPECT_EQ(keys[41], key(90, 1));
+  }
+  if (batched) {
+    EXPECT_EQ(ctx->iter_async_batch_count, 2u);  // the seek, then leaving p089
+    EXPECT_GE(ctx->iter_async_read_count, 5u);
+  }
 }
 
 TEST_F(PerfContextTest, MergeOperandsCounted) {

@@ -76,6 +76,14 @@ class InternalIterator : public Cleanable {
     (void)for_prev;
     (void)reads;
   }
+  // Readies SeekInPrefix(target, prefix), which must be the next call, as PrepareSeek readies
+  // Seek; where a filter rules the prefix out nothing is read. Default: nothing.
+  virtual void PrepareSeekInPrefix(const Slice& target, const PrefixSeek& prefix,
+                                   StagedReads* reads) {
+    (void)target;
+    (void)prefix;
+    (void)reads;
+  }
 };
 
 // An iterator over nothing, with status s (OK: simply empty).

@@ -60,6 +60,19 @@ class LevelIterator final : public InternalIterator {
     }
     if (file_iter_ != nullptr) file_iter_->PrepareSeek(target, for_prev, reads);
   }
+  // Opens the file SeekInPrefix decides by, and lets it stage its block as SeekInPrefix will
+  // position it.
+  void PrepareSeekInPrefix(const Slice& target, const PrefixSeek& prefix,
+                           StagedReads* reads) override {
+    const size_t i = FindFile(target);
+    OpenFileForward(i);
+    if (file_iter_ == nullptr) return;
+    if (IsRangeDeletionSentinel(files_[i]->largest)) {
+      file_iter_->PrepareSeek(target, false, reads);
+    } else {
+      file_iter_->PrepareSeekInPrefix(target, prefix, reads);
+    }
+  }
   void SeekForPrev(const Slice& target) override {
     size_t i = FindFile(target);
     if (i >= files_.size()) i = files_.size() - 1;

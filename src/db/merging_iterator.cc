@@ -39,6 +39,8 @@ class MergingIterator final : public InternalIterator {
   // the prefix (CheckDeferred). false only when every child was ruled out.
   bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override {
     deferred_.clear();
+    ReadTogether(
+        [&](size_t, InternalIterator* c) { c->PrepareSeekInPrefix(target, prefix, &staged_); });
     for (size_t i = 0; i < children_.size(); i++) {
       if (!children_[i]->SeekInPrefix(target, prefix)) deferred_.push_back(i);
     }
@@ -144,6 +146,11 @@ class MergingIterator final : public InternalIterator {
     if (!heap_.empty() && prefix_.Matches(ExtractUserKey(children_[heap_.front()]->key()))) {
       return;
     }
+    ReadTogether([&](size_t i, InternalIterator* c) {
+      if (std::find(deferred_.begin(), deferred_.end(), i) != deferred_.end()) {
+        c->PrepareSeek(deferred_target_, false, &staged_);
+      }
+    });
     for (size_t i : deferred_) children_[i]->Seek(deferred_target_);
     deferred_.clear();
     Rebuild(kForward);
@@ -151,11 +158,17 @@ class MergingIterator final : public InternalIterator {
   // Before every child but skip seeks (for_prev: seeks for prev) to target: with async_fs, the
   // data blocks the children will land in and do not hold are read in one batch.
   void ReadTogether(const Slice& target, bool for_prev, const InternalIterator* skip) {
+    ReadTogether([&](size_t, InternalIterator* c) {
+      if (c != skip) c->PrepareSeek(target, for_prev, &staged_);
+    });
+  }
+  // With async_fs: prepare(i, child) for every child, each readying its next positioning
+  // (PrepareSeek or PrepareSeekInPrefix into staged_), then the staged reads in one batch.
+  template <typename Prepare>
+  void ReadTogether(Prepare prepare) {
     if (options_.async_fs == nullptr) return;
     staged_.clear();
-    for (auto& c : children_) {
-      if (c.get() != skip) c->PrepareSeek(target, for_prev, &staged_);
-    }
+    for (size_t i = 0; i < children_.size(); i++) prepare(i, children_[i].get());
     if (staged_.size() >= 2) {  // one read: its child does it at once, without the ring
       // Looked up per call: the iterator may be used by another thread each time.
       AsyncReader* reader = ThreadAsyncReaderOrFallback(options_.async_fs, options_.stats);
