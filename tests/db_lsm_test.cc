@@ -790,12 +790,16 @@ TEST_P(DBPowerLossTest, CrashAtEveryOperationOfWritesFlushCompactionAndManifestR
   ASSERT_GT(total_ops, 100u);
   // Flush and compaction run on threads of their own, so the operation numbered k need not be
   // the same one in every run: the crash points are spread over the runs, not replayed exactly.
-  // About 20 evenly spread operation indexes per case by default (CI: 10 cases);
-  // SHALE_CRASH_STRIDE=1 tries every one (the long run: every case, > 100,000 crash points).
+  // About 20 evenly spread operation indexes per case by default (CI: 10 cases), or
+  // SHALE_CRASH_POINTS of them; SHALE_CRASH_STRIDE=1 tries every one (the long run: every case,
+  // > 100,000 crash points).
   const char* stride_env = std::getenv("SHALE_CRASH_STRIDE");
+  const char* points_env = std::getenv("SHALE_CRASH_POINTS");
+  const uint64_t points_wanted =
+      points_env != nullptr ? std::max<uint64_t>(1, std::strtoull(points_env, nullptr, 10)) : 20;
   const uint64_t stride = stride_env != nullptr
                               ? std::max<uint64_t>(1, std::strtoull(stride_env, nullptr, 10))
-                              : std::max<uint64_t>(1, total_ops / 20);
+                              : std::max<uint64_t>(1, total_ops / points_wanted);
   uint64_t points = 0, synced_writes_checked = 0, unsynced_lost = 0;
   for (uint64_t k = 1; k <= total_ops; k += stride) {
     SCOPED_TRACE("crash at operation " + std::to_string(k));

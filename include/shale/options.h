@@ -228,9 +228,10 @@ struct ReadOptions {
   bool verify_checksums = true;
   // Blocks read from files are added to the block cache.
   bool fill_cache = true;
-  // MultiGet reads blocks with io_uring from coroutines, and an iterator's seek reads the data
-  // blocks of all the sorted runs it lands in (memtables, level-0 files, levels) together
-  // rather than one after another (both fall back to synchronous reads).
+  // MultiGet reads blocks with io_uring from coroutines, and an iterator's seek (also a prefix
+  // seek) reads the data blocks it needs from the table files it lands in (level-0 files and
+  // one file per level) together rather than one after another (both fall back to synchronous
+  // reads).
   bool async_io = true;
   // Iterators read table files this many bytes at a time instead of block by block. 0 (the
   // default): automatic, as RocksDB's iterators: after 2 blocks read in file order, reads of
