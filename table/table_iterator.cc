@@ -74,12 +74,12 @@ void TableIterator::PrepareSeekInPrefix(const Slice& target, const PrefixSeek& p
 bool TableIterator::TakeStagedSeek(const Slice& target, bool for_prev) {
   const bool same =
       staged_.positioned && staged_.for_prev == for_prev && Slice(staged_.target) == target;
-  staged_.positioned = false;
+  staged_.Unposition();
   return same;
 }
 
 void TableIterator::SeekToFirst() {
-  staged_.positioned = false;
+  staged_.Unposition();
   index_->SeekToFirst();
   LoadBlock();
   if (data_valid_) data_.SeekToFirst();
@@ -87,7 +87,7 @@ void TableIterator::SeekToFirst() {
 }
 
 void TableIterator::SeekToLast() {
-  staged_.positioned = false;
+  staged_.Unposition();
   index_->SeekToLast();
   LoadBlock();
   if (data_valid_) data_.SeekToLast();
@@ -107,7 +107,7 @@ bool TableIterator::SeekInPrefix(const Slice& target, const PrefixSeek& prefix) 
                              ? verdict == Staged::PrefixVerdict::kMayMatch
                              : table_->PrefixMayMatch(prefix.prefix);
   if (!may_match) {
-    staged_.positioned = false;
+    staged_.Unposition();
     ClearBlock();
     return false;
   }
@@ -127,12 +127,14 @@ void TableIterator::SeekForPrev(const Slice& target) {
 
 void TableIterator::Next() {
   SHALE_ASSERT(!staged_.positioned);  // a prepared seek comes first (PrepareSeek)
+  staged_.Unposition();               // and if not, the next seek seeks the index again
   data_.Next();
   SkipEmptyForward();
 }
 
 void TableIterator::Prev() {
   SHALE_ASSERT(!staged_.positioned);  // a prepared seek comes first (PrepareSeek)
+  staged_.Unposition();               // and if not, the next seek seeks the index again
   data_.Prev();
   SkipEmptyBackward();
 }

@@ -90,9 +90,13 @@ class TableIterator final : public InternalIterator {
       return owner->table_->ReadDataBlockAsync(owner->options_, handle, &block, &status, io);
     }
     enum class PrefixVerdict { kNone, kMayMatch, kRuledOut };
-    void Drop() {
+    // Forgets the positioning and the verdict (a staged block stays for LoadBlock).
+    void Unposition() {
       positioned = false;
       prefix = PrefixVerdict::kNone;
+    }
+    void Drop() {
+      Unposition();
       has_block = false;
       block.Reset();
       status = Status::OK();
