@@ -36,12 +36,12 @@ TableIterator::~TableIterator() {
 
 void TableIterator::PrepareSeek(const Slice& target, bool for_prev, StagedReads* reads) {
   staged_.Drop();
+  staged_.target.assign(target.data(), target.size());
   if (options_.readahead_size > 0) return;  // every block comes through the window
   index_->Seek(target);
   if (for_prev && !index_->Valid() && index_->status().ok()) index_->SeekToLast();
   staged_.positioned = true;
   staged_.for_prev = for_prev;
-  staged_.target.assign(target.data(), target.size());
   if (!index_->Valid()) return;
   Slice v = index_->value();
   BlockHandle handle;
@@ -67,7 +67,6 @@ void TableIterator::PrepareSeekInPrefix(const Slice& target, const PrefixSeek& p
     return;
   }
   PrepareSeek(target, false, reads);
-  staged_.target.assign(target.data(), target.size());  // also under readahead
   staged_.prefix = Staged::PrefixVerdict::kMayMatch;
 }
 

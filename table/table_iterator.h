@@ -105,6 +105,7 @@ class TableIterator final : public InternalIterator {
     bool positioned = false;
     bool for_prev = false;
     std::string target;
+    // Kept so that one prefix seek asks the filter once (and counts once in the tickers).
     PrefixVerdict prefix = PrefixVerdict::kNone;
     bool has_block = false;
     BlockHandle handle;

@@ -29,22 +29,11 @@ class LevelIterator final : public InternalIterator {
     if (file_iter_ != nullptr) file_iter_->Seek(target);
     SkipForward();
   }
-  // The file that would hold target decides: keys with one prefix are adjacent, so when its
-  // filter rules the prefix out, no key of the level at or after target has it (those
-  // would lie between target and that file's largest key).
   bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override {
-    const size_t i = FindFile(target);
-    OpenFileForward(i);
-    if (file_iter_ != nullptr) {
-      // The file that would hold the target decides for the level: keys of one prefix are
-      // adjacent, and the file's last key is past the target. Not so when a range tombstone
-      // ends the file (its keys may stop short of the target's prefix, which the next file may
-      // then hold).
-      if (IsRangeDeletionSentinel(files_[i]->largest)) {
-        file_iter_->Seek(target);
-      } else if (!file_iter_->SeekInPrefix(target, prefix)) {
-        return false;
-      }
+    if (OpenPrefixDecider(target)) {
+      if (!file_iter_->SeekInPrefix(target, prefix)) return false;
+    } else if (file_iter_ != nullptr) {
+      file_iter_->Seek(target);
     }
     SkipForward();
     return true;
@@ -60,17 +49,14 @@ class LevelIterator final : public InternalIterator {
     }
     if (file_iter_ != nullptr) file_iter_->PrepareSeek(target, for_prev, reads);
   }
-  // Opens the file SeekInPrefix decides by, and lets it stage its block as SeekInPrefix will
+  // Opens the file SeekInPrefix positions, and lets it stage its block as SeekInPrefix will
   // position it.
   void PrepareSeekInPrefix(const Slice& target, const PrefixSeek& prefix,
                            StagedReads* reads) override {
-    const size_t i = FindFile(target);
-    OpenFileForward(i);
-    if (file_iter_ == nullptr) return;
-    if (IsRangeDeletionSentinel(files_[i]->largest)) {
-      file_iter_->PrepareSeek(target, false, reads);
-    } else {
+    if (OpenPrefixDecider(target)) {
       file_iter_->PrepareSeekInPrefix(target, prefix, reads);
+    } else if (file_iter_ != nullptr) {
+      file_iter_->PrepareSeek(target, false, reads);
     }
   }
   void SeekForPrev(const Slice& target) override {
@@ -103,6 +89,16 @@ class LevelIterator final : public InternalIterator {
                                                       return icmp_->Compare(f->largest, target) < 0;
                                                     }) -
                                files_.begin());
+  }
+  // Opens the file a seek to target lands in, and returns whether that file decides a prefix
+  // seek for the whole level: keys of one prefix are adjacent and the file's last key is past the
+  // target, so when its filter rules the prefix out no key of the level at or after target has
+  // it. Not so when a range tombstone ends the file (its keys may stop short of the target's
+  // prefix, which the next file may then hold): the caller then seeks the file plainly.
+  bool OpenPrefixDecider(const Slice& target) {
+    const size_t i = FindFile(target);
+    OpenFileForward(i);
+    return file_iter_ != nullptr && !IsRangeDeletionSentinel(files_[i]->largest);
   }
   // Opens file i (no-op if already open); past either end closes the current one.
   void OpenFile(size_t i) {

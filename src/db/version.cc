@@ -242,8 +242,6 @@ Status Version::AddRangeTombstones(RangeTombstoneLists* lists) const {
     // fragment per table is active while they are cut together. A single table's list is
     // taken as it is.
     auto collected = std::make_shared<RangeTombstoneLists>();
-    std::vector<RangeTombstone> raw;
-    size_t tables = 0;
     for (const FileList& files : files_) {
       for (const auto& f : files) {
         if (f->num_range_deletions == 0) continue;
@@ -251,20 +249,16 @@ Status Version::AddRangeTombstones(RangeTombstoneLists* lists) const {
         Status s = table_cache_->GetRangeTombstones(f->number, f->file_size, f->num_range_deletions,
                                                     &list);
         if (!s.ok()) return s;
-        auto add_raw = [&raw](const FragmentedRangeTombstoneList& l) {
-          for (const auto& frag : l.fragments()) {
-            for (SequenceNumber seq : l.seqs(frag)) raw.push_back({frag.start, frag.end, seq});
-          }
-        };
-        if (++tables == 1) {
-          collected->push_back(std::move(list));
-          continue;
-        }
-        if (tables == 2) add_raw(*collected->front());
-        add_raw(*list);
+        collected->push_back(std::move(list));
       }
     }
-    if (tables > 1) {
+    if (collected->size() > 1) {
+      std::vector<RangeTombstone> raw;
+      for (const auto& list : *collected) {
+        for (const auto& frag : list->fragments()) {
+          for (SequenceNumber seq : list->seqs(frag)) raw.push_back({frag.start, frag.end, seq});
+        }
+      }
       collected->assign(1, std::make_shared<const FragmentedRangeTombstoneList>(
                                icmp_->user_comparator(), std::move(raw)));
     }
