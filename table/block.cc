@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "src/util/coding.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 
@@ -167,22 +168,60 @@ void BlockIter::SeekToLast() {
 
 void BlockIter::Seek(const Slice& target) {
   if (!status_.ok() || data_ == nullptr) return;
-  // The last restart point whose key is < target; the answer is at or after it.
-  uint32_t left = 0;
-  uint32_t right = num_restarts_ - 1;
-  while (left < right) {
-    const uint32_t mid = left + (right - left + 1) / 2;
-    Slice mid_key;
-    if (!RestartKey(mid, &mid_key)) return;
-    if (cmp_->Compare(mid_key, target) < 0) {
-      left = mid;
-    } else {
-      right = mid - 1;
+  uint32_t restart;
+  if (FindRestarts(&target, 1, &restart)) SeekFromRestart(restart, target);
+}
+
+bool BlockIter::FindRestarts(const Slice* targets, size_t n, uint32_t* restarts) {
+  if (!status_.ok() || data_ == nullptr) return false;
+  // For each target, the last restart point whose key is < target (the answer of a seek is at
+  // or after it): binary searches over the restart points, run side by side a chunk of targets
+  // at a time. Each round first asks for the restart offsets every search probes next, then for
+  // the entries they point at, and only then compares: one search's probe waits on two
+  // dependent memory loads, and here the loads of the whole chunk overlap.
+  constexpr size_t kChunk = 32;
+  uint32_t left[kChunk], right[kChunk], mid[kChunk];
+  for (size_t base = 0; base < n; base += kChunk) {
+    const size_t m = std::min(kChunk, n - base);
+    for (size_t k = 0; k < m; k++) {
+      left[k] = 0;
+      right[k] = num_restarts_ - 1;
     }
+    for (bool searching = true; searching;) {
+      searching = false;
+      for (size_t k = 0; k < m; k++) {
+        if (left[k] >= right[k]) continue;
+        mid[k] = left[k] + (right[k] - left[k] + 1) / 2;
+        __builtin_prefetch(data_ + restarts_ + mid[k] * sizeof(uint32_t));
+      }
+      for (size_t k = 0; k < m; k++) {
+        if (left[k] >= right[k]) continue;
+        const uint32_t offset = RestartPoint(mid[k]);
+        if (offset < restarts_) __builtin_prefetch(data_ + offset);
+      }
+      for (size_t k = 0; k < m; k++) {
+        if (left[k] >= right[k]) continue;
+        Slice mid_key;
+        if (!RestartKey(mid[k], &mid_key)) return false;
+        if (cmp_->Compare(mid_key, targets[base + k]) < 0) {
+          left[k] = mid[k];
+        } else {
+          right[k] = mid[k] - 1;
+        }
+        searching |= left[k] < right[k];
+      }
+    }
+    for (size_t k = 0; k < m; k++) restarts[base + k] = left[k];
   }
-  SeekToRestartPoint(left);
+  return true;
+}
+
+void BlockIter::SeekFromRestart(uint32_t restart, const Slice& target) {
+  if (!status_.ok() || data_ == nullptr) return;
+  SHALE_ASSERT(restart < num_restarts_);
+  SeekToRestartPoint(restart);
   if (!status_.ok()) return;
-  PrefetchRestartInterval(left);
+  PrefetchRestartInterval(restart);
   while (ParseNextKey()) {
     if (cmp_->Compare(key_, target) >= 0) return;
   }

@@ -65,6 +65,14 @@ class BlockIter final : public InternalIterator {
   Slice value() const override { return value_; }
   Status status() const override { return status_; }
 
+  // Seeks for many targets at once, in two steps: FindRestarts gives each target the restart
+  // point its seek scans from, with the binary searches of all targets run side by side (their
+  // memory loads overlap); SeekFromRestart(restarts[k], targets[k]) then positions the iterator
+  // exactly as Seek(targets[k]) would. FindRestarts returns false on corruption (status() then
+  // says what; the iterator is invalid).
+  [[nodiscard]] bool FindRestarts(const Slice* targets, size_t n, uint32_t* restarts);
+  void SeekFromRestart(uint32_t restart, const Slice& target);
+
  private:
   friend class Block;
   void Init(const Comparator* cmp, const char* data, uint32_t restarts, uint32_t num_restarts);

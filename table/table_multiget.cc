@@ -113,9 +113,17 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
     candidates.assign(keys, keys + n);
   }
 
-  // The index: one seek per group of keys that share a data block.
+  // The index: one seek per group of keys that share a data block, each scanning from the
+  // restart point found for its first key by the batch's searches run side by side.
   BlockIter index;
   index_block_->InitIterator(options_.comparator, &index);
+  thread_local std::vector<Slice> targets;
+  thread_local std::vector<uint32_t> restarts;
+  targets.clear();
+  for (const MultiGetKey* k : candidates) targets.push_back(k->lkey.internal_key());
+  restarts.resize(targets.size());
+  // On corruption the index is invalid with its status, which the loop below reports.
+  (void)index.FindRestarts(targets.data(), targets.size(), restarts.data());
   std::vector<MissedBlock> missed;
   const InternalKeyComparator* cmp = options_.comparator;
   // Groups are taken a window at a time, in stages, so that the cache misses of the window's
@@ -170,7 +178,8 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   size_t i = 0;
   while (i < candidates.size()) {
     const Slice ikey = candidates[i]->lkey.internal_key();
-    if (!index.Valid() || cmp->Compare(ikey, index.key()) > 0) index.Seek(ikey);
+    if (!index.Valid() || cmp->Compare(ikey, index.key()) > 0)
+      index.SeekFromRestart(restarts[i], ikey);
     if (!index.Valid()) {
       if (!index.status().ok()) {
         const Status s = IndexBlockCorruption(options_.file_name, index.status());

@@ -3,9 +3,11 @@
 // cache, the table cache, and malformed input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -107,6 +109,37 @@ TEST(BlockTest, IteratorContractAcrossRestartIntervals) {
   }
 }
 
+// The batched seek (FindRestarts for many targets, then SeekFromRestart for each) lands where
+// Seek does, for targets in any order and more than one chunk of them.
+TEST(BlockTest, BatchedSeeksLandWhereSeekDoes) {
+  InternalKeyComparator icmp(BytewiseComparator());
+  for (int restart : {1, 2, 16}) {
+    Random rnd(restart);
+    for (int n : {1, 17, 300, 3000}) {
+      SCOPED_TRACE("restart interval " + std::to_string(restart) + ", " + std::to_string(n));
+      Entries entries = RandomEntries(&rnd, n, 50, restart == 2);
+      auto block = BuildBlock(entries, restart);
+      std::vector<std::string> owned = InternalTargets(entries, &rnd);
+      std::shuffle(owned.begin(), owned.end(), std::mt19937(restart * 31 + n));
+      std::vector<Slice> targets(owned.begin(), owned.end());
+      std::vector<uint32_t> restarts(targets.size());
+      auto batched = block->NewIterator(&icmp);
+      auto single = block->NewIterator(&icmp);
+      ASSERT_TRUE(batched->FindRestarts(targets.data(), targets.size(), restarts.data()));
+      for (size_t i = 0; i < targets.size(); i++) {
+        batched->SeekFromRestart(restarts[i], targets[i]);
+        single->Seek(targets[i]);
+        ASSERT_EQ(batched->Valid(), single->Valid()) << i;
+        if (single->Valid()) {
+          ASSERT_EQ(batched->key().ToString(), single->key().ToString()) << i;
+          ASSERT_EQ(batched->value().ToString(), single->value().ToString()) << i;
+        }
+        ASSERT_TRUE(batched->status().ok());
+      }
+    }
+  }
+}
+
 TEST(BlockTest, BytewiseKeysWithSharedPrefixes) {
   Entries entries;
   for (int i = 0; i < 500; i++) {
@@ -134,6 +167,15 @@ TEST(BlockTest, MalformedBlocksAreCorruptionNeverOutOfBounds) {
     for (it->SeekToLast(); it->Valid() && n < 2000; it->Prev()) n++;
     it->Seek("key1020");
     it->SeekForPrev("key1020");
+    const Slice targets[] = {"key1003", "key1020", "key1039", "key2"};
+    uint32_t restarts[4];
+    auto batched = block.NewIterator(BytewiseComparator());
+    if (batched->FindRestarts(targets, 4, restarts)) {
+      for (int i = 0; i < 4; i++) batched->SeekFromRestart(restarts[i], targets[i]);
+    } else {
+      EXPECT_TRUE(batched->status().IsCorruption()) << batched->status().ToString();
+      EXPECT_FALSE(batched->Valid());
+    }
     if (expect_corrupt) {
       EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
     }
