@@ -435,6 +435,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // WAL is replayed): more flushes of tombstones, and replays that fill several memtables.
   Random limit_rnd(seed ^ 0x1b873593);
   options_.memtable_max_range_deletions = limit_rnd.OneIn(3) ? 1 + limit_rnd.Uniform(4) : 0;
+  // One run in two starts table writeback every few pages (Options::bytes_per_sync); a stream
+  // of its own, as above.
+  Random sync_rnd(seed ^ 0x85ebca6b);
+  options_.bytes_per_sync = sync_rnd.OneIn(2) ? 4096 * (1 + sync_rnd.Uniform(16)) : 0;
   PickPrefixOptions(prefix_rnd_);
   Open();
   // The default family and up to three more, created and dropped as the run goes; each

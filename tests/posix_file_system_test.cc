@@ -46,6 +46,34 @@ TEST_F(PosixFileSystemTest, AppendsAndReopenContinueAtTheEnd) {
   EXPECT_EQ(Contents(), "hello " + std::string(100000, 'x') + "!");
 }
 
+// Starting writeback as the file grows (FileOptions::bytes_per_sync) leaves its bytes as
+// written: appends small and large, across page and buffer boundaries, then a reopen.
+TEST_F(PosixFileSystemTest, WritebackStartsLeaveTheBytesAsWritten) {
+  for (uint64_t bytes_per_sync : {uint64_t{1}, uint64_t{4096}, uint64_t{100000}}) {
+    SCOPED_TRACE(bytes_per_sync);
+    FileOptions options;
+    options.bytes_per_sync = bytes_per_sync;
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(fs_->NewWritableFile(path_, options, &f).ok());
+    std::string expected;
+    for (int i = 0; i < 300; i++) {
+      const size_t n = i % 7 == 0 ? 70000 + i : 1 + (i * 977) % 5000;
+      const std::string data(n, static_cast<char>('a' + i % 26));
+      ASSERT_TRUE(f->Append(data).ok());
+      expected += data;
+      if (i % 50 == 49) {
+        ASSERT_TRUE(f->Sync().ok());
+      }
+    }
+    ASSERT_TRUE(f->Close().ok());
+    ASSERT_EQ(Contents(), expected);
+    ASSERT_TRUE(fs_->ReopenWritableFile(path_, options, &f).ok());
+    ASSERT_TRUE(f->Append("end").ok());
+    ASSERT_TRUE(f->Close().ok());
+    ASSERT_EQ(Contents(), expected + "end");
+  }
+}
+
 TEST_F(PosixFileSystemTest, ZeroFillAheadKeepsZerosPastTheDataUntilClose) {
   FileOptions options;
   options.zero_fill_ahead = 64 << 10;

@@ -30,6 +30,11 @@ struct FileOptions {
   // a format whose readers stop at zeros (the WAL's) may ask for this. GetFileSize() counts
   // data only.
   uint64_t zero_fill_ahead = 0;
+  // NewWritableFile only (0: off). Each time this many bytes have been written since the last
+  // time, the file asks the operating system to start writing back the whole pages written so
+  // far (Linux: sync_file_range with SYNC_FILE_RANGE_WRITE). No durability point: data is
+  // durable only after Sync().
+  uint64_t bytes_per_sync = 0;
 };
 
 // Append-only output. Data is durable only after Sync() returns OK.

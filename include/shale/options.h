@@ -127,6 +127,13 @@ struct DBOptions {
 
   // ---- IO ----
   bool use_direct_reads = false;
+  // Table files (flush and compaction output) start the writeback of what they have written
+  // each time this many bytes have gathered since the last start, instead of leaving it all
+  // to the sync that ends the file: the device then sees a steady stream, and the final sync
+  // (which a flush waits for while writers may be waiting on the flush) finds little left to
+  // write. Not a durability point: a table is durable only once synced. 0: off (1 MiB is a
+  // common setting).
+  uint64_t bytes_per_sync = 0;
   // Open fails instead of falling back to synchronous reads when io_uring is unavailable.
   bool require_io_uring = false;
 };

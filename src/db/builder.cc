@@ -22,9 +22,9 @@ struct RawEntry {
 
 }  // namespace
 
-Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderOptions& options,
-                  InternalIterator* iter, FileMetaData* meta, const FlushFilter* filter,
-                  RateLimiter* limiter, Statistics* stats,
+Status BuildTable(const std::string& dbname, FileSystem* fs, const FileOptions& file_options,
+                  const TableBuilderOptions& options, InternalIterator* iter, FileMetaData* meta,
+                  const FlushFilter* filter, RateLimiter* limiter, Statistics* stats,
                   const FragmentedRangeTombstoneList* tombstones) {
   meta->file_size = 0;
   if (tombstones != nullptr && tombstones->empty()) tombstones = nullptr;
@@ -32,7 +32,7 @@ Status BuildTable(const std::string& dbname, FileSystem* fs, const TableBuilderO
   if (!iter->Valid() && (tombstones == nullptr || !iter->status().ok())) return iter->status();
   const std::string name = TableFileName(dbname, meta->number);
   std::unique_ptr<WritableFile> file;
-  Status s = fs->NewWritableFile(name, FileOptions(), &file);
+  Status s = fs->NewWritableFile(name, file_options, &file);
   if (!s.ok()) return s;
   file = RateLimitedWritableFile::Wrap(std::move(file), limiter, IOPriority::kHigh, stats);
   TableBuilder builder(options, file.get());

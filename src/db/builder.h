@@ -32,9 +32,10 @@ struct FlushFilter {
 // do): a user key's entries are gathered before they are decided.
 // tombstones (may be null) are written whole; the file's bounds cover them.
 [[nodiscard]] Status BuildTable(const std::string& dbname, FileSystem* fs,
-                                const TableBuilderOptions& options, InternalIterator* iter,
-                                FileMetaData* meta, const FlushFilter* filter = nullptr,
-                                RateLimiter* limiter = nullptr, Statistics* stats = nullptr,
+                                const FileOptions& file_options, const TableBuilderOptions& options,
+                                InternalIterator* iter, FileMetaData* meta,
+                                const FlushFilter* filter = nullptr, RateLimiter* limiter = nullptr,
+                                Statistics* stats = nullptr,
                                 const FragmentedRangeTombstoneList* tombstones = nullptr);
 
 }  // namespace shale

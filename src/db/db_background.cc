@@ -339,7 +339,7 @@ Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdi
     mutex_.Unlock();
     std::unique_ptr<InternalIterator> iter = mem->NewIterator();
     const auto tombstones = mem->RangeTombstones();
-    s = BuildTable(dbname_, fs_.get(), options, iter.get(), &meta, &filter,
+    s = BuildTable(dbname_, fs_.get(), TableFileOptions(), options, iter.get(), &meta, &filter,
                    cfd->options.rate_limiter.get(), stats_, tombstones.get());
     mutex_.Lock();
   }

@@ -447,7 +447,7 @@ Status DBImpl::OpenCompactionOutput(CompactionState* state, const std::string& f
     pending_outputs_.insert(state->current.number);
     state->created.push_back(state->current.number);
   }
-  Status r = fs_->NewWritableFile(TableFileName(dbname_, state->current.number), FileOptions(),
+  Status r = fs_->NewWritableFile(TableFileName(dbname_, state->current.number), TableFileOptions(),
                                   &state->file);
   if (!r.ok()) return r;
   state->file = RateLimitedWritableFile::Wrap(

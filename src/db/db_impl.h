@@ -270,6 +270,12 @@ class DBImpl final : public DB {
   // DeleteObsoleteFiles at the end of a flush, with flush_finishing_ set meanwhile.
   void DeleteFlushedFiles() REQUIRES(mutex_);
   static TableBuilderOptions BuilderOptions(const ColumnFamilyData& cfd);
+  // How flush and compaction open the table files they write (Options::bytes_per_sync).
+  FileOptions TableFileOptions() const {
+    FileOptions o;
+    o.bytes_per_sync = options_.bytes_per_sync;
+    return o;
+  }
 
   // ---- Compaction jobs (db_compaction.cc) ----
   // Runs the compaction the picker chooses for the family with the highest score; its failure

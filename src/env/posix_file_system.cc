@@ -50,13 +50,20 @@ class Fd {
 // Buffered appends. With FileOptions::zero_fill_ahead, Sync() keeps zeros written past the
 // data (pwrite of a shared zero page) and the data then overwrites them through the file
 // offset, so most fdatasyncs find the file's size and blocks already durable. Close() cuts the
-// zeros off again. Thread safety: one thread at a time.
+// zeros off again. With FileOptions::bytes_per_sync, writes start the writeback of every
+// bytes_per_sync of whole pages they complete. Thread safety: one thread at a time.
 class PosixWritableFile final : public WritableFile {
  public:
   static constexpr size_t kBufferSize = 64 << 10;
 
-  PosixWritableFile(std::string path, int fd, uint64_t size, uint64_t zero_fill_ahead)
-      : path_(std::move(path)), fd_(fd), size_(size), zero_fill_(zero_fill_ahead) {
+  PosixWritableFile(std::string path, int fd, uint64_t size, uint64_t zero_fill_ahead,
+                    uint64_t bytes_per_sync = 0)
+      : path_(std::move(path)),
+        fd_(fd),
+        size_(size),
+        zero_fill_(zero_fill_ahead),
+        bytes_per_sync_(bytes_per_sync),
+        writeback_from_(size) {
     buffer_.reserve(kBufferSize);
   }
   ~PosixWritableFile() override { Close().PermitUncheckedError(); }
@@ -74,7 +81,9 @@ class PosixWritableFile final : public WritableFile {
       buffer_.append(data.data(), data.size());
       return Status::OK();
     }
-    return WriteAll(data.data(), data.size());
+    s = WriteAll(data.data(), data.size());
+    if (s.ok()) StartWriteback();
+    return s;
   }
 
   Status Flush() override {
@@ -115,7 +124,22 @@ class PosixWritableFile final : public WritableFile {
     if (buffer_.empty()) return Status::OK();
     Status s = WriteAll(buffer_.data(), buffer_.size());
     buffer_.clear();
+    if (s.ok()) StartWriteback();
     return s;
+  }
+
+  // With bytes_per_sync: once that many bytes of whole pages have been written since the last
+  // start, asks the kernel to start writing them back (it returns without waiting). The page
+  // being appended to is left out (it would be written again). A failure costs only the head
+  // start: Sync() reports the errors that matter.
+  void StartWriteback() {
+    if (bytes_per_sync_ == 0) return;
+    constexpr uint64_t kPage = 4096;
+    const uint64_t end = size_ / kPage * kPage;  // buffer_ is empty: size_ bytes are written
+    if (end < writeback_from_ + bytes_per_sync_) return;
+    (void)::sync_file_range(fd_.get(), static_cast<off_t>(writeback_from_),
+                            static_cast<off_t>(end - writeback_from_), SYNC_FILE_RANGE_WRITE);
+    writeback_from_ = end;
   }
 
   Status WriteAll(const char* p, size_t n) {
@@ -157,6 +181,8 @@ class PosixWritableFile final : public WritableFile {
   Fd fd_;
   uint64_t size_;  // data appended (the file offset once the buffer is written)
   ZeroFillAhead zero_fill_;
+  const uint64_t bytes_per_sync_;
+  uint64_t writeback_from_;  // where the next writeback start begins
   std::string buffer_;
 };
 
@@ -274,11 +300,12 @@ class PosixFileSystem final : public FileSystem {
                          std::unique_ptr<WritableFile>* result) override {
     int fd = Open(path, O_WRONLY | O_CREAT | O_TRUNC);
     if (fd < 0) return PosixError(path, errno);
-    *result = std::make_unique<PosixWritableFile>(path, fd, 0, options.zero_fill_ahead);
+    *result = std::make_unique<PosixWritableFile>(path, fd, 0, options.zero_fill_ahead,
+                                                  options.bytes_per_sync);
     return Status::OK();
   }
 
-  Status ReopenWritableFile(const std::string& path, const FileOptions&,
+  Status ReopenWritableFile(const std::string& path, const FileOptions& options,
                             std::unique_ptr<WritableFile>* result) override {
     int fd = Open(path, O_WRONLY | O_CREAT | O_APPEND);
     if (fd < 0) return PosixError(path, errno);
@@ -290,7 +317,7 @@ class PosixFileSystem final : public FileSystem {
     }
     // O_APPEND writes land at the end of the file: no zeros may be kept past it.
     *result = std::make_unique<PosixWritableFile>(path, fd, static_cast<uint64_t>(st.st_size),
-                                                  /*zero_fill_ahead=*/0);
+                                                  /*zero_fill_ahead=*/0, options.bytes_per_sync);
     return Status::OK();
   }
 
