@@ -49,10 +49,13 @@ void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
 }
 
 Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const {
+  RequestReadRate(options, block.handle);
   block.status = block.read.Prepare(file_.get(), file_size_, options_.file_name, block.handle);
   if (block.status.ok()) {
     ReadRequest* request = block.read.request();
+    const uint64_t start = ReadStart();
     co_await io->ReadAll(file_.get(), &request, 1);
+    RecordReadMicros(start);
   }
   BlockContents contents;
   if (block.status.ok()) {
@@ -157,11 +160,8 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
       if (g.cached) {
         ServeKeys(options, g.ref, g.handle, group_keys, group_size);
       } else if (io == nullptr) {
-        BlockContents contents;
-        Status s = ReadBlock(file_.get(), file_size_, options_.file_name, g.handle,
-                             options.verify_checksums, &contents);
+        const Status s = ReadDataBlock(options, g.handle, &g.ref, nullptr);
         if (s.ok()) {
-          InstallBlock(options, g.handle, std::move(contents), &g.ref);
           ServeKeys(options, g.ref, g.handle, group_keys, group_size);
         } else {
           for (size_t k = 0; k < group_size; k++) group_keys[k]->status = s;

@@ -417,7 +417,7 @@ Status TableReader::ReadDataBlock(const ReadOptions& options, const BlockHandle&
                                   BlockRef* ref, ReadaheadBuffer* readahead) const {
   SHALE_ASSERT(ref->get() == nullptr);
   RequestReadRate(options, handle);
-  const uint64_t start = options_.statistics != nullptr ? NowMicros() : 0;
+  const uint64_t start = ReadStart();
   PerfTimer timer(&PerfContext::block_read_time);
   BlockContents contents;
   Status s = readahead != nullptr
@@ -425,14 +425,22 @@ Status TableReader::ReadDataBlock(const ReadOptions& options, const BlockHandle&
                                         options.verify_checksums, &contents)
                  : ReadBlock(file_.get(), file_size_, options_.file_name, handle,
                              options.verify_checksums, &contents);
-  if (options_.statistics != nullptr) {
-    options_.statistics->recordInHistogram(SST_READ_MICROS, NowMicros() - start);
-  }
+  RecordReadMicros(start);
   timer.Stop();
   if (!s.ok()) return s;
   CountBlockRead(handle);
   InstallBlock(options, handle, std::move(contents), ref);
   return Status::OK();
+}
+
+uint64_t TableReader::ReadStart() const {
+  return options_.statistics != nullptr ? NowMicros() : 0;
+}
+
+void TableReader::RecordReadMicros(uint64_t start) const {
+  if (options_.statistics != nullptr) {
+    options_.statistics->recordInHistogram(SST_READ_MICROS, NowMicros() - start);
+  }
 }
 
 Task TableReader::ReadDataBlockAsync(ReadOptions options, BlockHandle handle, BlockRef* ref,
@@ -443,7 +451,9 @@ Task TableReader::ReadDataBlockAsync(ReadOptions options, BlockHandle handle, Bl
   *status = read.Prepare(file_.get(), file_size_, options_.file_name, handle);
   if (status->ok()) {
     ReadRequest* request = read.request();
+    const uint64_t start = ReadStart();
     co_await io->ReadAll(file_.get(), &request, 1);
+    RecordReadMicros(start);
   }
   BlockContents contents;
   if (status->ok()) *status = read.Finish(options_.file_name, options.verify_checksums, &contents);

@@ -67,6 +67,8 @@ enum Histograms : uint32_t {
   DB_MULTIGET,
   DB_WRITE,
   DB_GET_MERGE_OPERANDS,
+  // Each data block read from a table file by a reader (Get, MultiGet, iterators); a batched
+  // read counts from its submission until its completion is handled.
   SST_READ_MICROS,
   WAL_FILE_SYNC_MICROS,
   WRITE_GROUP_SIZE,
