@@ -168,57 +168,103 @@ void BlockIter::SeekToLast() {
 
 void BlockIter::Seek(const Slice& target) {
   if (!status_.ok() || data_ == nullptr) return;
-  uint32_t restart;
-  if (FindRestarts(&target, 1, &restart)) SeekFromRestart(restart, target);
+  // The last restart point whose key is < target; the answer is at or after it. (One target:
+  // the plain search, without FindRestarts' bookkeeping for many.)
+  uint32_t left = 0;
+  uint32_t right = num_restarts_ - 1;
+  while (left < right) {
+    const uint32_t mid = left + (right - left + 1) / 2;
+    Slice mid_key;
+    if (!RestartKey(mid, &mid_key)) return;
+    if (cmp_->Compare(mid_key, target) < 0) {
+      left = mid;
+    } else {
+      right = mid - 1;
+    }
+  }
+  SeekFromRestart(left, target);
 }
 
 bool BlockIter::FindRestarts(const Slice* targets, size_t n, uint32_t* restarts) {
   if (!status_.ok() || data_ == nullptr) return false;
-  // For each target, the last restart point whose key is < target (the answer of a seek is at
-  // or after it): binary searches over the restart points, run side by side a chunk of targets
-  // at a time. Each round first asks for the restart offsets every search probes next, then for
-  // the entries they point at, and only then compares: one search's probe waits on two
-  // dependent memory loads, and here the loads of the whole chunk overlap.
-  constexpr size_t kChunk = 32;
-  uint32_t left[kChunk], right[kChunk], mid[kChunk];
-  for (size_t base = 0; base < n; base += kChunk) {
-    const size_t m = std::min(kChunk, n - base);
-    for (size_t k = 0; k < m; k++) {
-      left[k] = 0;
-      right[k] = num_restarts_ - 1;
+  if constexpr (kInvariantChecks) {
+    for (size_t k = 1; k < n; k++) SHALE_ASSERT(cmp_->Compare(targets[k - 1], targets[k]) <= 0);
+  }
+  // For each target, the last restart point whose key is < target (a seek's answer is at or
+  // after it), a chunk of targets at a time. That restart point ascends with the target, so
+  // the chunk's anchors (every kAnchorEvery-th target and the last) are searched over the
+  // whole block first, and every other target only between the answers of the anchors around
+  // it: targets that share a data block (a dense batch) then cost next to nothing.
+  constexpr size_t kAnchorEvery = 8;
+  uint32_t left[kSearchChunk], right[kSearchChunk];
+  size_t anchors[kSearchChunk / kAnchorEvery + 1];
+  size_t others[kSearchChunk];
+  for (size_t base = 0; base < n; base += kSearchChunk) {
+    const size_t m = std::min(kSearchChunk, n - base);
+    size_t num_anchors = 0;
+    for (size_t k = 0; k < m; k += kAnchorEvery) anchors[num_anchors++] = k;
+    if (anchors[num_anchors - 1] != m - 1) anchors[num_anchors++] = m - 1;
+    for (size_t a = 0; a < num_anchors; a++) {
+      left[anchors[a]] = 0;
+      right[anchors[a]] = num_restarts_ - 1;
     }
-    for (bool searching = true; searching;) {
-      searching = false;
-      for (size_t k = 0; k < m; k++) {
-        if (left[k] >= right[k]) continue;
-        mid[k] = left[k] + (right[k] - left[k] + 1) / 2;
-        __builtin_prefetch(data_ + restarts_ + mid[k] * sizeof(uint32_t));
-      }
-      for (size_t k = 0; k < m; k++) {
-        if (left[k] >= right[k]) continue;
-        const uint32_t offset = RestartPoint(mid[k]);
-        if (offset < restarts_) __builtin_prefetch(data_ + offset);
-      }
-      for (size_t k = 0; k < m; k++) {
-        if (left[k] >= right[k]) continue;
-        Slice mid_key;
-        if (!RestartKey(mid[k], &mid_key)) return false;
-        if (cmp_->Compare(mid_key, targets[base + k]) < 0) {
-          left[k] = mid[k];
-        } else {
-          right[k] = mid[k] - 1;
-        }
-        searching |= left[k] < right[k];
+    if (!SearchRestarts(targets + base, anchors, num_anchors, left, right)) return false;
+    size_t num_others = 0;
+    for (size_t a = 0; a + 1 < num_anchors; a++) {
+      for (size_t k = anchors[a] + 1; k < anchors[a + 1]; k++) {
+        left[k] = left[anchors[a]];
+        right[k] = left[anchors[a + 1]];
+        others[num_others++] = k;
       }
     }
+    if (!SearchRestarts(targets + base, others, num_others, left, right)) return false;
     for (size_t k = 0; k < m; k++) restarts[base + k] = left[k];
+  }
+  return true;
+}
+
+bool BlockIter::SearchRestarts(const Slice* targets, const size_t* which, size_t count,
+                               uint32_t* left, uint32_t* right) {
+  // Binary searches run side by side: each round first asks for the restart offsets every
+  // search probes next, then for the entries they point at, and only then compares. One
+  // search's probe waits on two dependent memory loads; here the loads of all overlap.
+  uint32_t mid[kSearchChunk];
+  for (bool searching = true; searching;) {
+    searching = false;
+    for (size_t i = 0; i < count; i++) {
+      const size_t k = which[i];
+      if (left[k] >= right[k]) continue;
+      mid[k] = left[k] + (right[k] - left[k] + 1) / 2;
+      __builtin_prefetch(data_ + restarts_ + mid[k] * sizeof(uint32_t));
+    }
+    for (size_t i = 0; i < count; i++) {
+      const size_t k = which[i];
+      if (left[k] >= right[k]) continue;
+      const uint32_t offset = RestartPoint(mid[k]);
+      if (offset < restarts_) __builtin_prefetch(data_ + offset);
+    }
+    for (size_t i = 0; i < count; i++) {
+      const size_t k = which[i];
+      if (left[k] >= right[k]) continue;
+      Slice mid_key;
+      if (!RestartKey(mid[k], &mid_key)) return false;
+      if (cmp_->Compare(mid_key, targets[k]) < 0) {
+        left[k] = mid[k];
+      } else {
+        right[k] = mid[k] - 1;
+      }
+      searching |= left[k] < right[k];
+    }
   }
   return true;
 }
 
 void BlockIter::SeekFromRestart(uint32_t restart, const Slice& target) {
   if (!status_.ok() || data_ == nullptr) return;
-  SHALE_ASSERT(restart < num_restarts_);
+  if (restart >= num_restarts_) {
+    Corrupt("seek from a restart point past the last");
+    return;
+  }
   SeekToRestartPoint(restart);
   if (!status_.ok()) return;
   PrefetchRestartInterval(restart);

@@ -68,8 +68,9 @@ class BlockIter final : public InternalIterator {
   // Seeks for many targets at once, in two steps: FindRestarts gives each target the restart
   // point its seek scans from, with the binary searches of all targets run side by side (their
   // memory loads overlap); SeekFromRestart(restarts[k], targets[k]) then positions the iterator
-  // exactly as Seek(targets[k]) would. FindRestarts returns false on corruption (status() then
-  // says what; the iterator is invalid).
+  // exactly as Seek(targets[k]) would. REQUIRES: targets ascend. FindRestarts returns false
+  // when the iterator is invalid: on corruption (status() says what) or when it was never
+  // positioned on a block. SeekFromRestart with a restart point past the last is Corruption.
   [[nodiscard]] bool FindRestarts(const Slice* targets, size_t n, uint32_t* restarts);
   void SeekFromRestart(uint32_t restart, const Slice& target);
 
@@ -88,6 +89,11 @@ class BlockIter final : public InternalIterator {
   void Corrupt(const char* what);
   // The key at restart index, or false on corruption.
   bool RestartKey(uint32_t index, Slice* key);
+  // FindRestarts' searches, side by side, for the targets[k] with k in which[0..count), each
+  // within [left[k], right[k]]; the answers are left in left[k]. False on corruption.
+  static constexpr size_t kSearchChunk = 32;
+  bool SearchRestarts(const Slice* targets, const size_t* which, size_t count, uint32_t* left,
+                      uint32_t* right);
 
   const Comparator* cmp_ = nullptr;
   const char* data_ = nullptr;

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -109,8 +108,9 @@ TEST(BlockTest, IteratorContractAcrossRestartIntervals) {
   }
 }
 
-// The batched seek (FindRestarts for many targets, then SeekFromRestart for each) lands where
-// Seek does, for targets in any order and more than one chunk of them.
+// The batched seek (FindRestarts for many ascending targets, then SeekFromRestart for each)
+// lands where Seek does, over more than one chunk of targets, dense and sparse; a restart point
+// past the last is Corruption, not a read out of bounds.
 TEST(BlockTest, BatchedSeeksLandWhereSeekDoes) {
   InternalKeyComparator icmp(BytewiseComparator());
   for (int restart : {1, 2, 16}) {
@@ -120,7 +120,14 @@ TEST(BlockTest, BatchedSeeksLandWhereSeekDoes) {
       Entries entries = RandomEntries(&rnd, n, 50, restart == 2);
       auto block = BuildBlock(entries, restart);
       std::vector<std::string> owned = InternalTargets(entries, &rnd);
-      std::shuffle(owned.begin(), owned.end(), std::mt19937(restart * 31 + n));
+      // Sparse too: every target in one run, one in seven in another.
+      if (n % 2 == 1) {
+        std::vector<std::string> sparse;
+        for (size_t i = 0; i < owned.size(); i += 7) sparse.push_back(owned[i]);
+        owned.swap(sparse);
+      }
+      std::sort(owned.begin(), owned.end(),
+                [&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; });
       std::vector<Slice> targets(owned.begin(), owned.end());
       std::vector<uint32_t> restarts(targets.size());
       auto batched = block->NewIterator(&icmp);
@@ -136,6 +143,9 @@ TEST(BlockTest, BatchedSeeksLandWhereSeekDoes) {
         }
         ASSERT_TRUE(batched->status().ok());
       }
+      batched->SeekFromRestart(1u << 30, targets[0]);
+      EXPECT_TRUE(batched->status().IsCorruption()) << batched->status().ToString();
+      EXPECT_FALSE(batched->Valid());
     }
   }
 }
