@@ -49,7 +49,6 @@ void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
 }
 
 Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const {
-  RequestReadRate(options, block.handle);
   block.status = block.read.Prepare(file_.get(), file_size_, options_.file_name, block.handle);
   if (block.status.ok()) {
     ReadRequest* request = block.read.request();
@@ -208,6 +207,9 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   run_window();
   // One coroutine per missing block: each block is decoded and serves its keys as soon as
   // it arrives, while the file's other reads are still in flight.
+  // The rate limiter's grants for all of them first: a wait for one holds back no read of the
+  // file already queued.
+  for (const MissedBlock& m : missed) RequestReadRate(options, m.handle);
   for (MissedBlock& m : missed) io->Spawn(ReadMissedBlock(options, std::move(m), io));
 }
 

@@ -233,8 +233,9 @@ class TableReader {
   // Waits for the rate limiter's grant of a read of handle, when reads are limited.
   void RequestReadRate(const ReadOptions& options, const BlockHandle& handle) const;
   // A data block read's start, and its latency (from start to now) recorded in SST_READ_MICROS,
-  // with statistics only. An asynchronous read counts from its submission to its completion
-  // being handled: the wait its reader had, which overlaps the batch's other reads.
+  // with statistics only. An asynchronous read counts from when it is queued until its
+  // completion is handled, the thread's other work meanwhile included: the samples of one
+  // batch overlap.
   uint64_t ReadStart() const;
   void RecordReadMicros(uint64_t start) const;
   // Makes contents, read from handle, the block in *ref, inserting it into the cache when

@@ -164,6 +164,7 @@ TEST_F(DBRateLimiterTest, UserReadsPassTheLimiterAndAreTimed) {
     ro.async_io = path == kMultiGetAsync || path == kSeek;
     const int64_t requests = limiter->GetTotalRequests(IOPriority::kHigh);
     const uint64_t misses = Ticker(BLOCK_CACHE_DATA_MISS);
+    const uint64_t submitted = Ticker(ASYNC_READ_SUBMITTED);
     HistogramData before;
     options_.statistics->histogramData(SST_READ_MICROS, &before);
     switch (path) {
@@ -190,6 +191,11 @@ TEST_F(DBRateLimiterTest, UserReadsPassTheLimiterAndAreTimed) {
       }
     }
     const uint64_t read = Ticker(BLOCK_CACHE_DATA_MISS) - misses;
+    std::string async_path;
+    ASSERT_TRUE(db_->GetProperty("shale.io.async-path", &async_path));
+    if (async_path == "io_uring" && path == kMultiGetAsync) {
+      EXPECT_EQ(Ticker(ASYNC_READ_SUBMITTED) - submitted, read);  // all batched
+    }
     EXPECT_GT(read, 10u);
     HistogramData after;
     options_.statistics->histogramData(SST_READ_MICROS, &after);

@@ -11,9 +11,9 @@
 # Defaults: 200 cycles, 8 writers, 2 readers, 20000 keys, each run killed after 100..1000 ms;
 # every other run with parallel compactions and subcompactions, every third with dynamic level
 # sizing, one in four with CompactRange calls among the writes, one in six switching memtables
-# at 8 range tombstones, the odd ones starting table writeback every 64 KiB. With
-# --column_families N > 1 every write goes to N families in one batch (a batch must survive in
-# all of them or none), and every other run flushes them atomically.
+# at 8 range tombstones, half (with and without parallel compactions) starting table writeback
+# every 64 KiB. With --column_families N > 1 every write goes to N families in one batch (a
+# batch must survive in all of them or none), and every other run flushes them atomically.
 # Environment: SHALE_STRESS (default build/tools/shale_stress), TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,8 +64,8 @@ for ((c = 1; c <= cycles; c++)); do
   # every third sizes levels dynamically (the DB switches sizing between runs); one in four
   # also has the writers call CompactRange now and then; one in five has queued writers sleep at
   # once instead of spinning first; one in seven reads through an LRU block cache instead of
-  # the CLOCK one; one in six switches memtables once they hold 8 range tombstones; the odd ones
-  # start table writeback every 64 KiB (--bytes_per_sync).
+  # the CLOCK one; one in six switches memtables once they hold 8 range tombstones; half start
+  # table writeback every 64 KiB (--bytes_per_sync), with and without parallel compactions.
   parallel=()
   if ((c % 2 == 0)); then parallel=(--max_background_jobs=4 --subcompactions=3); fi
   if ((c % 3 == 0)); then parallel+=(--level_compaction_dynamic_level_bytes); fi
@@ -73,7 +73,7 @@ for ((c = 1; c <= cycles; c++)); do
   if ((c % 5 == 2)); then parallel+=(--enable_write_thread_adaptive_yield=false); fi
   if ((c % 7 == 3)); then parallel+=(--cache_type=lru_cache); fi
   if ((c % 6 == 5)); then parallel+=(--memtable_max_range_deletions=8); fi
-  if ((c % 2 == 1)); then parallel+=(--bytes_per_sync=65536); fi
+  if ((c % 4 == 1 || c % 4 == 2)); then parallel+=(--bytes_per_sync=65536); fi
   if ((families > 1 && c % 2 == 1)); then parallel+=(--atomic_flush); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \

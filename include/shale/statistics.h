@@ -67,8 +67,9 @@ enum Histograms : uint32_t {
   DB_MULTIGET,
   DB_WRITE,
   DB_GET_MERGE_OPERANDS,
-  // Each data block read from a table file by a reader (Get, MultiGet, iterators); a batched
-  // read counts from its submission until its completion is handled.
+  // Each data block read from a table file by a reader (Get, MultiGet, iterators). A batched
+  // read counts from when it is queued until its completion is handled, so the samples of one
+  // batch overlap (their sum is more than the time spent).
   SST_READ_MICROS,
   WAL_FILE_SYNC_MICROS,
   WRITE_GROUP_SIZE,

@@ -63,6 +63,7 @@ class PosixWritableFile final : public WritableFile {
         size_(size),
         zero_fill_(zero_fill_ahead),
         bytes_per_sync_(bytes_per_sync),
+        written_(size),
         writeback_from_(size) {
     buffer_.reserve(kBufferSize);
   }
@@ -135,7 +136,7 @@ class PosixWritableFile final : public WritableFile {
   void StartWriteback() {
     if (bytes_per_sync_ == 0) return;
     constexpr uint64_t kPage = 4096;
-    const uint64_t end = size_ / kPage * kPage;  // buffer_ is empty: size_ bytes are written
+    const uint64_t end = written_ / kPage * kPage;
     if (end < writeback_from_ + bytes_per_sync_) return;
     (void)::sync_file_range(fd_.get(), static_cast<off_t>(writeback_from_),
                             static_cast<off_t>(end - writeback_from_), SYNC_FILE_RANGE_WRITE);
@@ -151,6 +152,7 @@ class PosixWritableFile final : public WritableFile {
       }
       p += done;
       n -= static_cast<size_t>(done);
+      written_ += static_cast<uint64_t>(done);
     }
     return Status::OK();
   }
@@ -182,6 +184,7 @@ class PosixWritableFile final : public WritableFile {
   uint64_t size_;  // data appended (the file offset once the buffer is written)
   ZeroFillAhead zero_fill_;
   const uint64_t bytes_per_sync_;
+  uint64_t written_;         // bytes handed to the kernel (the file offset)
   uint64_t writeback_from_;  // where the next writeback start begins
   std::string buffer_;
 };
