@@ -109,8 +109,10 @@ TEST(BlockTest, IteratorContractAcrossRestartIntervals) {
 }
 
 // The batched seek (FindRestarts for many ascending targets, then SeekFromRestart for each)
-// lands where Seek does, over more than one chunk of targets, dense and sparse; a restart point
-// past the last is Corruption, not a read out of bounds.
+// finds for every target the restart point a single search finds (the last whose key is below
+// the target, else the first) and lands where Seek does: dense and sparse targets, batches of
+// every size class around the chunk of 32 and its anchors of 8. A restart point past the last
+// is Corruption, not a read out of bounds.
 TEST(BlockTest, BatchedSeeksLandWhereSeekDoes) {
   InternalKeyComparator icmp(BytewiseComparator());
   for (int restart : {1, 2, 16}) {
@@ -119,33 +121,51 @@ TEST(BlockTest, BatchedSeeksLandWhereSeekDoes) {
       SCOPED_TRACE("restart interval " + std::to_string(restart) + ", " + std::to_string(n));
       Entries entries = RandomEntries(&rnd, n, 50, restart == 2);
       auto block = BuildBlock(entries, restart);
-      std::vector<std::string> owned = InternalTargets(entries, &rnd);
-      // Sparse too: every target in one run, one in seven in another.
-      if (n % 2 == 1) {
-        std::vector<std::string> sparse;
-        for (size_t i = 0; i < owned.size(); i += 7) sparse.push_back(owned[i]);
-        owned.swap(sparse);
-      }
-      std::sort(owned.begin(), owned.end(),
+      std::vector<std::string> all = InternalTargets(entries, &rnd);
+      std::sort(all.begin(), all.end(),
                 [&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; });
-      std::vector<Slice> targets(owned.begin(), owned.end());
-      std::vector<uint32_t> restarts(targets.size());
-      auto batched = block->NewIterator(&icmp);
-      auto single = block->NewIterator(&icmp);
-      ASSERT_TRUE(batched->FindRestarts(targets.data(), targets.size(), restarts.data()));
-      for (size_t i = 0; i < targets.size(); i++) {
-        batched->SeekFromRestart(restarts[i], targets[i]);
-        single->Seek(targets[i]);
-        ASSERT_EQ(batched->Valid(), single->Valid()) << i;
-        if (single->Valid()) {
-          ASSERT_EQ(batched->key().ToString(), single->key().ToString()) << i;
-          ASSERT_EQ(batched->value().ToString(), single->value().ToString()) << i;
+      // The restart point a single binary search starts its scan from: the last whose key is
+      // below the target, else the first (restart j holds entry j * restart).
+      const size_t num_restarts = (entries.size() + restart - 1) / restart;
+      const auto expected_restart = [&](const std::string& target) {
+        size_t lo = 1, hi = num_restarts;  // the first j >= 1 whose key is >= target
+        while (lo < hi) {
+          const size_t mid = (lo + hi) / 2;
+          if (icmp.Compare(entries[mid * restart].first, target) < 0) {
+            lo = mid + 1;
+          } else {
+            hi = mid;
+          }
         }
-        ASSERT_TRUE(batched->status().ok());
+        return static_cast<uint32_t>(lo - 1);
+      };
+      for (size_t step : {size_t{1}, size_t{7}}) {  // dense, then sparse
+        for (size_t count : {1, 2, 9, 17, 25, 32, 33, 41, 100000}) {
+          std::vector<Slice> targets;
+          for (size_t i = 0; i < all.size() && targets.size() < count; i += step) {
+            targets.emplace_back(all[i]);
+          }
+          SCOPED_TRACE("step " + std::to_string(step) + ", " + std::to_string(targets.size()));
+          std::vector<uint32_t> restarts(targets.size());
+          auto batched = block->NewIterator(&icmp);
+          auto single = block->NewIterator(&icmp);
+          ASSERT_TRUE(batched->FindRestarts(targets.data(), targets.size(), restarts.data()));
+          for (size_t i = 0; i < targets.size(); i++) {
+            ASSERT_EQ(restarts[i], expected_restart(targets[i].ToString())) << i;
+            batched->SeekFromRestart(restarts[i], targets[i]);
+            single->Seek(targets[i]);
+            ASSERT_EQ(batched->Valid(), single->Valid()) << i;
+            if (single->Valid()) {
+              ASSERT_EQ(batched->key().ToString(), single->key().ToString()) << i;
+              ASSERT_EQ(batched->value().ToString(), single->value().ToString()) << i;
+            }
+            ASSERT_TRUE(batched->status().ok());
+          }
+          batched->SeekFromRestart(1u << 30, targets[0]);
+          EXPECT_TRUE(batched->status().IsCorruption()) << batched->status().ToString();
+          EXPECT_FALSE(batched->Valid());
+        }
       }
-      batched->SeekFromRestart(1u << 30, targets[0]);
-      EXPECT_TRUE(batched->status().IsCorruption()) << batched->status().ToString();
-      EXPECT_FALSE(batched->Valid());
     }
   }
 }
