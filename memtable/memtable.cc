@@ -32,6 +32,26 @@ inline bool BytesEqual(const Slice& a, const Slice& b) {
   return true;
 }
 
+// Three-way bytewise comparison, eight bytes at a time (a library memcmp call costs more than
+// the comparison of the short keys a memtable mostly holds).
+inline int CompareBytewise(const Slice& a, const Slice& b) {
+  const size_t n = std::min(a.size(), b.size());
+  const char* x = a.data();
+  const char* y = b.data();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const uint64_t u = __builtin_bswap64(DecodeFixed64(x + i));
+    const uint64_t v = __builtin_bswap64(DecodeFixed64(y + i));
+    if (u != v) return u < v ? -1 : +1;
+  }
+  for (; i < n; i++) {
+    const auto u = static_cast<unsigned char>(x[i]);
+    const auto v = static_cast<unsigned char>(y[i]);
+    if (u != v) return u < v ? -1 : +1;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? +1 : 0);
+}
+
 inline Slice DecodeLengthPrefixed(const char* p) {
   uint32_t len;
   const char* q = GetVarint32Ptr(p, p + kMaxVarint32Length, &len);
@@ -56,7 +76,7 @@ int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
   if (bytewise) {
     Slice ua(ka.data(), ka.size() - 8);
     Slice ub(kb.data(), kb.size() - 8);
-    int r = ua.compare(ub);
+    int r = CompareBytewise(ua, ub);
     if (r != 0) return r;
     uint64_t ta = DecodeFixed64(ka.data() + ka.size() - 8);
     uint64_t tb = DecodeFixed64(kb.data() + kb.size() - 8);

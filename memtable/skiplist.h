@@ -125,6 +125,10 @@ class SkipList {
   Node* FindGreaterOrEqual(const char* key, Node** prev) const;
   Node* FindLessThan(const char* key) const;
   Node* FindLast() const;
+  // Starts loading the nodes a search at before (< key) compares next: next itself and, at the
+  // level below, the node after before. Each step of a search is a likely cache miss; this lets
+  // two of them run at once.
+  void PrefetchCandidates(const Node* before, const Node* next, int level) const;
   // Starting at before (< key), finds the pair (prev < key <= next) at level.
   void FindSpliceForLevel(const char* key, Node* before, int level, Node** out_prev,
                           Node** out_next) const;
@@ -175,7 +179,7 @@ typename SkipList<Cmp>::Node* SkipList<Cmp>::FindGreaterOrEqual(const char* key,
   Node* last_bigger = nullptr;
   while (true) {
     Node* next = x->Next(level);
-    if (next != nullptr && next != last_bigger) __builtin_prefetch(next->Next(level));
+    if (next != last_bigger) PrefetchCandidates(x, next, level);
     if (next != nullptr && next != last_bigger && cmp_(next->Key(), key) < 0) {
       x = next;
     } else {
@@ -183,6 +187,21 @@ typename SkipList<Cmp>::Node* SkipList<Cmp>::FindGreaterOrEqual(const char* key,
       if (level == 0) return next;
       last_bigger = next;
       level--;
+    }
+  }
+}
+
+template <typename Cmp>
+void SkipList<Cmp>::PrefetchCandidates(const Node* before, const Node* next, int level) const {
+  if (next == nullptr) return;
+  // next's key is compared now; its link at this level is read if the search passes it.
+  __builtin_prefetch(next->Link(level));
+  // Otherwise the search goes down from before: the miss on that node overlaps this one.
+  if (level > 0) {
+    const Node* down = before->Next(level - 1);
+    if (down != next && down != nullptr) {
+      __builtin_prefetch(down);
+      __builtin_prefetch(down->Link(level - 1));
     }
   }
 }
@@ -222,6 +241,7 @@ void SkipList<Cmp>::FindSpliceForLevel(const char* key, Node* before, int level,
                                        Node** out_next) const {
   while (true) {
     Node* next = before->Next(level);
+    PrefetchCandidates(before, next, level);
     if (next == nullptr || cmp_(next->Key(), key) >= 0) {
       *out_prev = before;
       *out_next = next;

@@ -364,6 +364,42 @@ TEST_F(MemTableTest, IteratorOrderIsUserKeyThenNewestFirst) {
   }
 }
 
+TEST_F(MemTableTest, OrderIsBytewiseForAnyBytesAndLengths) {
+  // Keys of 0..24 bytes drawn from a few byte values (0x00, 0x7f, 0x80, 0xff among them), so
+  // that many share prefixes, differ only past an eight-byte boundary, or are prefixes of one
+  // another: the memtable's order must be std::string's (unsigned bytes, shorter first).
+  Random rnd(301);
+  const char bytes[] = {'\x00', '\x01', '\x7f', '\x80', '\xfe', '\xff'};
+  std::map<std::string, SequenceNumber> model;
+  SequenceNumber seq = 0;
+  for (int i = 0; i < 3000; i++) {
+    std::string k(rnd.Uniform(25), '\0');
+    for (char& c : k) c = bytes[rnd.Uniform(sizeof(bytes))];
+    ++seq;
+    mem_->Add(seq, kTypeValue, k, "v" + std::to_string(seq));
+    model[k] = seq;
+  }
+  auto it = mem_->NewIterator();
+  auto m = model.begin();
+  std::string last_user_key;
+  bool first = true;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ParsedInternalKey p;
+    ASSERT_TRUE(ParseInternalKey(it->key(), &p));
+    if (!first && p.user_key.ToString() == last_user_key) continue;  // older versions
+    ASSERT_NE(m, model.end());
+    ASSERT_EQ(p.user_key.ToString(), m->first);
+    EXPECT_EQ(p.sequence, m->second);  // the newest version comes first
+    last_user_key = m->first;
+    first = false;
+    ++m;
+  }
+  EXPECT_EQ(m, model.end());
+  for (const auto& [k, s] : model) {
+    EXPECT_EQ(Get(k, seq), "v" + std::to_string(s));
+  }
+}
+
 TEST_F(MemTableTest, LargeKeysAndValues) {
   const std::string big_key(100000, 'k');
   const std::string big_value(1 << 20, 'v');
