@@ -49,25 +49,19 @@ void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
 }
 
 Task TableReader::ReadMissedBlock(ReadOptions options, MissedBlock block, AsyncIo* io) const {
+  BlockRef ref;
   block.status = block.read.Prepare(file_.get(), file_size_, options_.file_name, block.handle);
   if (block.status.ok()) {
     ReadRequest* request = block.read.request();
     const uint64_t start = ReadStart();
     co_await io->ReadAll(file_.get(), &request, 1);
-    RecordReadMicros(start);
-  }
-  BlockContents contents;
-  if (block.status.ok()) {
-    block.status = block.read.Finish(options_.file_name, options.verify_checksums, &contents);
+    block.status = CompleteBlockRead(options, block.handle, &block.read, start,
+                                     &PerfContext::multiget_async_read_count, &ref);
   }
   if (!block.status.ok()) {
     for (MultiGetKey* k : block.keys) k->status = block.status;
     co_return;
   }
-  CountBlockRead(block.handle);
-  PerfCount(&PerfContext::multiget_async_read_count);
-  BlockRef ref;
-  InstallBlock(options, block.handle, std::move(contents), &ref);
   ServeKeys(options, ref, block.handle, block.keys.data(), block.keys.size());
 }
 

@@ -433,14 +433,25 @@ Status TableReader::ReadDataBlock(const ReadOptions& options, const BlockHandle&
   return Status::OK();
 }
 
-uint64_t TableReader::ReadStart() const {
-  return options_.statistics != nullptr ? NowMicros() : 0;
-}
+uint64_t TableReader::ReadStart() const { return options_.statistics != nullptr ? NowMicros() : 0; }
 
 void TableReader::RecordReadMicros(uint64_t start) const {
   if (options_.statistics != nullptr) {
     options_.statistics->recordInHistogram(SST_READ_MICROS, NowMicros() - start);
   }
+}
+
+Status TableReader::CompleteBlockRead(const ReadOptions& options, const BlockHandle& handle,
+                                      BlockReadRequest* read, uint64_t start,
+                                      uint64_t PerfContext::*async_counter, BlockRef* ref) const {
+  RecordReadMicros(start);
+  BlockContents contents;
+  Status s = read->Finish(options_.file_name, options.verify_checksums, &contents);
+  if (!s.ok()) return s;
+  CountBlockRead(handle);
+  PerfCount(async_counter);
+  InstallBlock(options, handle, std::move(contents), ref);
+  return Status::OK();
 }
 
 Task TableReader::ReadDataBlockAsync(ReadOptions options, BlockHandle handle, BlockRef* ref,
@@ -449,18 +460,12 @@ Task TableReader::ReadDataBlockAsync(ReadOptions options, BlockHandle handle, Bl
   RequestReadRate(options, handle);
   BlockReadRequest read;
   *status = read.Prepare(file_.get(), file_size_, options_.file_name, handle);
-  if (status->ok()) {
-    ReadRequest* request = read.request();
-    const uint64_t start = ReadStart();
-    co_await io->ReadAll(file_.get(), &request, 1);
-    RecordReadMicros(start);
-  }
-  BlockContents contents;
-  if (status->ok()) *status = read.Finish(options_.file_name, options.verify_checksums, &contents);
   if (!status->ok()) co_return;
-  CountBlockRead(handle);
-  PerfCount(&PerfContext::iter_async_read_count);
-  InstallBlock(options, handle, std::move(contents), ref);
+  ReadRequest* request = read.request();
+  const uint64_t start = ReadStart();
+  co_await io->ReadAll(file_.get(), &request, 1);
+  *status =
+      CompleteBlockRead(options, handle, &read, start, &PerfContext::iter_async_read_count, ref);
 }
 
 // ---- TableReader: point lookups ----

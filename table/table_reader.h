@@ -28,6 +28,7 @@
 #include "shale/cache.h"
 #include "shale/file_system.h"
 #include "shale/options.h"
+#include "shale/perf_context.h"
 #include "shale/rate_limiter.h"
 #include "shale/statistics.h"
 #include "src/base/async_read.h"
@@ -238,6 +239,11 @@ class TableReader {
   // batch overlap.
   uint64_t ReadStart() const;
   void RecordReadMicros(uint64_t start) const;
+  // The end of an asynchronous data block read started at start (ReadStart): its latency, its
+  // checks, the block counted (async_counter too) and installed in *ref.
+  [[nodiscard]] Status CompleteBlockRead(const ReadOptions& options, const BlockHandle& handle,
+                                         BlockReadRequest* read, uint64_t start,
+                                         uint64_t PerfContext::*async_counter, BlockRef* ref) const;
   // Makes contents, read from handle, the block in *ref, inserting it into the cache when
   // reads fill it. REQUIRES: *ref is empty.
   void InstallBlock(const ReadOptions& options, const BlockHandle& handle, BlockContents contents,
