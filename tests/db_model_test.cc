@@ -439,6 +439,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // of its own, as above.
   Random sync_rnd(seed ^ 0x85ebca6b);
   options_.bytes_per_sync = sync_rnd.OneIn(2) ? 4096 * (1 + sync_rnd.Uniform(16)) : 0;
+  // Two runs in three have iterators seek past runs of versions of a key after 0-3 of them
+  // (the default 8 is seldom reached here); a stream of its own, as above.
+  Random skip_rnd(seed ^ 0xc2b2ae35);
+  options_.max_sequential_skip_in_iterations = skip_rnd.OneIn(3) ? 8 : skip_rnd.Uniform(4);
   PickPrefixOptions(prefix_rnd_);
   Open();
   // The default family and up to three more, created and dropped as the run goes; each

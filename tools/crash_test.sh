@@ -12,7 +12,8 @@
 # every other run with parallel compactions and subcompactions, every third with dynamic level
 # sizing, one in four with CompactRange calls among the writes, one in six switching memtables
 # at 8 range tombstones, half (with and without parallel compactions) starting table writeback
-# every 64 KiB. With --column_families N > 1 every write goes to N families in one batch (a
+# every 64 KiB, one in three with iterators seeking past runs of versions after one. With
+# --column_families N > 1 every write goes to N families in one batch (a
 # batch must survive in all of them or none), and every other run flushes them atomically.
 # Environment: SHALE_STRESS (default build/tools/shale_stress), TMPDIR.
 set -euo pipefail
@@ -65,7 +66,8 @@ for ((c = 1; c <= cycles; c++)); do
   # also has the writers call CompactRange now and then; one in five has queued writers sleep at
   # once instead of spinning first; one in seven reads through an LRU block cache instead of
   # the CLOCK one; one in six switches memtables once they hold 8 range tombstones; half start
-  # table writeback every 64 KiB (--bytes_per_sync), with and without parallel compactions.
+  # table writeback every 64 KiB (--bytes_per_sync), with and without parallel compactions; one
+  # in three has iterators seek past a run of versions of a key after one of them.
   parallel=()
   if ((c % 2 == 0)); then parallel=(--max_background_jobs=4 --subcompactions=3); fi
   if ((c % 3 == 0)); then parallel+=(--level_compaction_dynamic_level_bytes); fi
@@ -74,6 +76,7 @@ for ((c = 1; c <= cycles; c++)); do
   if ((c % 7 == 3)); then parallel+=(--cache_type=lru_cache); fi
   if ((c % 6 == 5)); then parallel+=(--memtable_max_range_deletions=8); fi
   if ((c % 4 == 1 || c % 4 == 2)); then parallel+=(--bytes_per_sync=65536); fi
+  if ((c % 3 == 1)); then parallel+=(--max_sequential_skip_in_iterations=1); fi
   if ((families > 1 && c % 2 == 1)); then parallel+=(--atomic_flush); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \

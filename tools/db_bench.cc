@@ -80,6 +80,8 @@ DEFINE_double(memtable_bloom_size_ratio, shale::Options().memtable_bloom_size_ra
               "Bytes of memtable Bloom filter per write buffer byte (0: none)");
 DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_thread_adaptive_yield,
             "Writers queued behind a group leader spin briefly before they sleep");
+DEFINE_uint64(max_sequential_skip_in_iterations, shale::Options().max_sequential_skip_in_iterations,
+              "Iterators seek past a run of versions of one key longer than this");
 DEFINE_uint64(bytes_per_sync, shale::Options().bytes_per_sync,
               "Table files start writeback every this many bytes (0: at their sync only)");
 DEFINE_uint64(write_thread_max_yield_usec, shale::Options().write_thread_max_yield_usec,
@@ -503,6 +505,7 @@ class Benchmark {
     o.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
     o.write_thread_max_yield_usec = FLAGS_write_thread_max_yield_usec;
     o.bytes_per_sync = FLAGS_bytes_per_sync;
+    o.max_sequential_skip_in_iterations = FLAGS_max_sequential_skip_in_iterations;
     // One block cache for the whole run, as RocksDB's db_bench does.
     if (!block_cache_) block_cache_ = NewBlockCache();
     o.block_cache = block_cache_;

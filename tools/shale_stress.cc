@@ -94,6 +94,8 @@ DEFINE_bool(atomic_flush, false, "Flush column families together (Options::atomi
 DEFINE_uint32(memtable_max_range_deletions, 0,
               "Switch a memtable once it holds this many range tombstones (0: no limit)");
 DEFINE_uint64(bytes_per_sync, 0, "Table files start writeback every this many bytes (0: off)");
+DEFINE_uint64(max_sequential_skip_in_iterations, shale::Options().max_sequential_skip_in_iterations,
+              "Iterators seek past a run of versions of one key longer than this");
 DEFINE_uint64(compact_range_one_in, 0,
               "Each writer runs CompactRange over a random key range (random "
               "bottommost_level_compaction) once in this many operations (0: never)");
@@ -693,6 +695,7 @@ int Main() {
   options.atomic_flush = FLAGS_atomic_flush;
   options.memtable_max_range_deletions = FLAGS_memtable_max_range_deletions;
   options.bytes_per_sync = FLAGS_bytes_per_sync;
+  options.max_sequential_skip_in_iterations = FLAGS_max_sequential_skip_in_iterations;
   options.create_missing_column_families = true;
   const size_t cache_size = static_cast<size_t>(FLAGS_cache_size);
   options.block_cache =

@@ -179,6 +179,14 @@ struct ColumnFamilyOptions {
   // table instead of re-fragmenting a long memtable list. 0: no limit.
   uint32_t memtable_max_range_deletions = 0;
 
+  // ---- Iterators ----
+  // An iterator moving forward that has stepped over this many entries of one key in a row
+  // (older versions of a key it has passed or found deleted, or versions newer than its read)
+  // seeks past the rest of them instead of stepping on (counted in
+  // NUMBER_OF_RESEEKS_IN_ITERATION). Going backward every entry is walked. Can change between
+  // opens.
+  uint64_t max_sequential_skip_in_iterations = 8;
+
   // ---- LSM shape ----
   int num_levels = 7;  // in [2, 64]
   // 1 <= compaction trigger <= slowdown trigger <= stop trigger.

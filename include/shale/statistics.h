@@ -59,6 +59,9 @@ enum Tickers : uint32_t {
   // read, dropped whole.
   COMPACTION_RANGE_DEL_FILES_SKIPPED,
   COMPACTION_RANGE_DEL_BYTES_SKIPPED,
+  // Iterators that sought past a run of versions of one key instead of stepping over more
+  // than max_sequential_skip_in_iterations of them.
+  NUMBER_OF_RESEEKS_IN_ITERATION,
   TICKER_ENUM_MAX
 };
 

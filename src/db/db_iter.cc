@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "shale/statistics.h"
 #include "src/base/dbformat.h"
 #include "src/base/merge_helper.h"
 #include "src/monitoring/perf_context_imp.h"
@@ -27,6 +28,7 @@ class DBIter final : public Iterator {
         extractor_(options.prefix_extractor),
         prefix_same_as_start_(options.prefix_same_as_start),
         total_order_seek_(options.total_order_seek),
+        max_skip_(options.max_sequential_skip_in_iterations),
         tombstones_(options.range_tombstones != nullptr && !options.range_tombstones->empty()
                         ? options.range_tombstones
                         : nullptr) {}
@@ -187,17 +189,44 @@ class DBIter final : public Iterator {
   }
 
   // Moves forward to the first visible, live user key (> skip when skipping).
+  //
+  // Entries stepped over come in runs of one user key: the older versions of a key already
+  // decided (skip), or the versions of a key newer than the read. Past max_skip_ entries of
+  // one run the internal iterator is sought past the run instead (once per run: entries a
+  // seek cannot pass, as several of sequence 0, are then walked).
   void FindNextUserEntry(bool skipping, Slice skip) {
     std::string skip_storage;
     valid_ = false;
     at_current_entry_ = false;
-    for (; iter_->Valid(); iter_->Next()) {
+    uint64_t run_length = 0;
+    bool run_sought = false;  // the current run was sought past already
+    bool newer_run = false;   // the run is of entries newer than the read, of newer_key_
+    while (iter_->Valid()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
       if (AtOrAboveUpper(ikey.user_key)) return;  // past the range: nothing more to show
       if (OutsidePrefix(ikey.user_key)) return;
-      if (ikey.sequence > sequence_ || (skipping && ucmp_->Compare(ikey.user_key, skip) <= 0)) {
+      const bool older = skipping && ucmp_->Compare(ikey.user_key, skip) <= 0;
+      if (older || ikey.sequence > sequence_) {
         PerfCount(&PerfContext::internal_key_skipped_count);
+        if (!older && (!newer_run || !ucmp_->Equal(ikey.user_key, newer_key_))) {
+          newer_key_.assign(ikey.user_key.data(), ikey.user_key.size());
+          newer_run = true;
+          run_length = 0;
+          run_sought = false;
+        }
+        if (++run_length > max_skip_ && !run_sought) {
+          run_sought = true;
+          if (stats_ != nullptr) stats_->recordTick(NUMBER_OF_RESEEKS_IN_ITERATION);
+          // Past every entry of skip; or to newer_key_'s newest entry the read sees.
+          if (older) {
+            SeekInternal(skip, 0);
+          } else {
+            SeekInternal(newer_key_, sequence_);
+          }
+          continue;
+        }
+        iter_->Next();
         continue;
       }
       // The key's newest visible entry: a range tombstone above it deletes the key.
@@ -212,6 +241,10 @@ class DBIter final : public Iterator {
           skip_storage.assign(ikey.user_key.data(), ikey.user_key.size());
           skip = Slice(skip_storage);
           skipping = true;
+          newer_run = false;  // a run of skip's older versions starts
+          run_length = 0;
+          run_sought = false;
+          iter_->Next();
           break;
         case kTypeValue:
           key_.assign(ikey.user_key.data(), ikey.user_key.size());
@@ -227,6 +260,7 @@ class DBIter final : public Iterator {
           return;
         case kTypeRangeDeletion:
           SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
+          iter_->Next();
           break;
       }
     }
@@ -354,6 +388,7 @@ class DBIter final : public Iterator {
   const SliceTransform* const extractor_;  // may be null
   const bool prefix_same_as_start_;
   const bool total_order_seek_;
+  const uint64_t max_skip_;  // entries of one run stepped over before seeking past it
   // Range tombstones the read sees (null: none); covering_: the newest covering the key at
   // hand, set where FindNextUserEntry decides a key.
   const std::shared_ptr<const RangeTombstoneSet> tombstones_;
@@ -371,6 +406,7 @@ class DBIter final : public Iterator {
   Slice value_;
   std::string saved_value_;  // merge results
   std::string lookup_;       // seek target scratch
+  std::string newer_key_;    // FindNextUserEntry: the key of a run of entries newer than the read
 };
 
 class ErrorIterator final : public Iterator {

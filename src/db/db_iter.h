@@ -34,6 +34,8 @@ struct DBIterOptions {
   const SliceTransform* prefix_extractor = nullptr;
   bool prefix_same_as_start = false;
   bool total_order_seek = false;
+  // ColumnFamilyOptions::max_sequential_skip_in_iterations.
+  uint64_t max_sequential_skip_in_iterations = 8;
   // The range tombstones of every source of the internal iterator (null or empty: none),
   // gathered apart from it: its children may be left unpositioned by a prefix seek or left out
   // by bounds, while a tombstone in any source can delete a key of another.

@@ -385,6 +385,7 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
   iter_options.prefix_extractor = family.options.prefix_extractor.get();  // held by sv->cfd
   iter_options.prefix_same_as_start = options.prefix_same_as_start;
   iter_options.total_order_seek = options.total_order_seek;
+  iter_options.max_sequential_skip_in_iterations = family.options.max_sequential_skip_in_iterations;
   // The range tombstones, gathered after the sequence was read: every tombstone at or below it
   // is in the memtables by then.
   RangeTombstoneLists tombstones;

@@ -48,6 +48,7 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
     "shale.bloom.filter.prefix.useful",
     "shale.compaction.range.del.files.skipped",
     "shale.compaction.range.del.bytes.skipped",
+    "shale.number.reseeks.iteration",
 };
 
 constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
