@@ -363,6 +363,88 @@ TEST(WriteThreadSpinConcurrentTest, WritersDoNotSpinThroughAStall) {
   EXPECT_EQ(write_thread.spinners(), 0u);
 }
 
+// A writer that leads a group of its own and holds it for hold; *leading turns true once it
+// leads.
+std::thread LeadAndHold(WriteThread* write_thread, std::chrono::milliseconds hold,
+                        std::atomic<bool>* leading) {
+  return std::thread([=] {
+    WriteBatch batch;
+    batch.Put("a", "v").PermitUncheckedError();
+    WriteThread::Writer w(WriteOptions(), &batch);
+    ASSERT_TRUE(write_thread->JoinBatchGroup(&w));
+    WriteThread::Group group;
+    write_thread->BuildBatchGroup(&w, &group);
+    *leading = true;
+    std::this_thread::sleep_for(hold);
+    write_thread->ExitAsBatchGroupLeader(group, Status::OK());
+  });
+}
+
+// A writer that queues behind a leader holding its group (LeadAndHold), then leads the next
+// group; *group_size: how many writers that group took.
+std::thread QueueThenLead(WriteThread* write_thread, bool sync, std::atomic<size_t>* group_size) {
+  return std::thread([=] {
+    WriteBatch batch;
+    batch.Put("b", "v").PermitUncheckedError();
+    WriteOptions wo;
+    wo.sync = sync;
+    WriteThread::Writer w(wo, &batch);
+    ASSERT_TRUE(write_thread->JoinBatchGroup(&w));
+    WriteThread::Group group;
+    write_thread->BuildBatchGroup(&w, &group);
+    *group_size = group.members.size();
+    write_thread->ExitAsBatchGroupLeader(group, Status::OK());
+  });
+}
+
+// A companion for a lone leader (WriteThread): A holds its group while B queues; once A exits,
+// B leads alone right after a group that left a writer queued, so it spins (for up to 200 ms
+// here) for another writer. C, queued 20 ms later, joins B's group; without C, B spins once,
+// finds nobody, and writes a group of one.
+TEST(WriteThreadSpinConcurrentTest, ALoneLeaderSpinsForACompanion) {
+  for (const bool companion_comes : {true, false}) {
+    SCOPED_TRACE(companion_comes);
+    WriteThread write_thread(1 << 20, std::chrono::seconds(1));
+    std::atomic<bool> leading{false};
+    std::thread a = LeadAndHold(&write_thread, std::chrono::milliseconds(100), &leading);
+    while (!leading) std::this_thread::yield();
+    std::atomic<size_t> b_group_size{0};
+    std::thread b = QueueThenLead(&write_thread, /*sync=*/false, &b_group_size);
+    a.join();
+    if (companion_comes) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      WriteThrough(&write_thread);
+    }
+    b.join();
+    EXPECT_EQ(write_thread.companion_spins(), 1u);
+    EXPECT_EQ(write_thread.companions_found(), companion_comes ? 1u : 0u);
+    EXPECT_EQ(b_group_size.load(), companion_comes ? 2u : 1u);
+    // A writer alone from now on: after B's group of two the first one spins once more (in
+    // vain); after a group of one that left nobody queued, none spins.
+    for (int i = 0; i < 50; i++) WriteThrough(&write_thread);
+    EXPECT_EQ(write_thread.companion_spins(), companion_comes ? 2u : 1u);
+    EXPECT_EQ(write_thread.companions_found(), companion_comes ? 1u : 0u);
+  }
+}
+
+// A synchronous leader never spins for a companion (it gathers before its fsync instead), nor
+// does any leader with spinning off.
+TEST(WriteThreadSpinConcurrentTest, NoCompanionSpinForSyncLeadersOrWithoutSpinning) {
+  for (const int spin_ms : {0, 1000}) {
+    WriteThread write_thread(1 << 20, std::chrono::milliseconds(spin_ms));
+    std::atomic<bool> leading{false};
+    std::thread a = LeadAndHold(&write_thread, std::chrono::milliseconds(50), &leading);
+    while (!leading) std::this_thread::yield();
+    std::atomic<size_t> b_group_size{0};
+    // With spinning on, the leader syncs.
+    std::thread b = QueueThenLead(&write_thread, /*sync=*/spin_ms != 0, &b_group_size);
+    a.join();
+    b.join();
+    EXPECT_EQ(write_thread.companion_spins(), 0u);
+    EXPECT_EQ(b_group_size.load(), 1u);
+  }
+}
+
 // Gathering before a sync (WriteThread): with a slow device and eight threads writing
 // synchronously, a sync leader waits for the writers of the last group, so nearly every fsync
 // covers all eight. Without it, groups alternate between the writers that arrived during the

@@ -6,12 +6,18 @@
 #include "src/util/invariants.h"
 
 namespace shale {
+namespace {
+// After a spin for a companion that found nobody, the next 1, 2, 4, then 8 lone leaders do not
+// spin (SpinForCompanion).
+constexpr uint32_t kMaxCompanionBackoff = 8;
+}  // namespace
 
 bool WriteThread::JoinBatchGroup(Writer* w) {
   {
     MutexLock l(&mu_);
     w->ticket = next_ticket_++;
     queue_.push_back(w);
+    queued_.Store(static_cast<uint32_t>(queue_.size()));
     if (queue_.size() == 1) return true;  // nobody ahead: lead at once
     if (gather_want_ != 0 && queue_.size() >= gather_want_) gather_cv_.Signal();
   }
@@ -37,7 +43,32 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
   }
 }
 
+void WriteThread::SpinForCompanion(const Writer* leader) {
+  if (leader->sync || leader->exclusive || spin_.count() == 0) return;
+  if (recent_writers_.load(std::memory_order_relaxed) < 2 || queued_.Load() != 1) return;
+  {
+    MutexLock l(&mu_);
+    if (companion_skip_ > 0) {
+      companion_skip_--;
+      return;
+    }
+  }
+  companion_spins_.fetch_add(1, std::memory_order_relaxed);
+  const bool found = queued_.SpinWhile(1, spin_ / 5, followers_may_spin_);
+  MutexLock l(&mu_);
+  if (found) {
+    companions_found_.fetch_add(1, std::memory_order_relaxed);
+    companion_backoff_ = 0;
+  } else {
+    companion_backoff_ = companion_backoff_ == 0
+                             ? 1
+                             : std::min<uint32_t>(2 * companion_backoff_, kMaxCompanionBackoff);
+    companion_skip_ = companion_backoff_;
+  }
+}
+
 void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
+  SpinForCompanion(leader);
   MutexLock l(&mu_);
   SHALE_ASSERT(!queue_.empty() && queue_.front() == leader);
   followers_may_spin_.store(!leader->sync && !leader->exclusive, std::memory_order_relaxed);
@@ -96,6 +127,8 @@ void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
       w->status = s;
       queue_.pop_front();
     }
+    queued_.Store(static_cast<uint32_t>(queue_.size()));
+    recent_writers_.store(group.members.size() + queue_.size(), std::memory_order_relaxed);
     // The next leader's group: a sync or exclusive one clears the flag again in
     // BuildBatchGroup, but its writers should not spin meanwhile either.
     followers_may_spin_.store(
