@@ -125,9 +125,9 @@ class SkipList {
   Node* FindGreaterOrEqual(const char* key, Node** prev) const;
   Node* FindLessThan(const char* key) const;
   Node* FindLast() const;
-  // Starts loading the nodes a search at before (< key) compares next: next itself and, at the
-  // level below, the node after before. Each step of a search is a likely cache miss; this lets
-  // two of them run at once.
+  // Starts loading what a search at before (< key) reads next: next's link at this level (read
+  // if the search passes next) and, at the level below, the node after before (compared if it
+  // does not). Each step of a search is a likely cache miss; this lets two of them run at once.
   void PrefetchCandidates(const Node* before, const Node* next, int level) const;
   // Starting at before (< key), finds the pair (prev < key <= next) at level.
   void FindSpliceForLevel(const char* key, Node* before, int level, Node** out_prev,

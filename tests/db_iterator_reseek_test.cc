@@ -11,6 +11,7 @@
 #include "shale/db.h"
 #include "shale/merge_operator.h"
 #include "shale/perf_context.h"
+#include "shale/slice_transform.h"
 #include "shale/statistics.h"
 #include "tests/db_test_util.h"
 
@@ -67,7 +68,8 @@ TEST_F(DBIteratorReseekTest, OlderVersionsOfAKeyAreSoughtPast) {
     const Scan scan = ScanForward(ReadOptions());
     EXPECT_EQ(scan.entries, (Entries{{"a", "a1"}, {"b", "b99"}, {"c", "c1"}}));
     if (max_skip == 8) {
-      // Nine older versions stepped over, then one seek past the other ninety.
+      // Nine older versions counted as skipped, the ninth found past the limit of eight and
+      // sought past with the other ninety.
       EXPECT_EQ(scan.reseeks, 1u);
       EXPECT_EQ(scan.skipped, 9u);
     } else {
@@ -114,6 +116,39 @@ TEST_F(DBIteratorReseekTest, VersionsNewerThanTheReadAreSoughtPast) {
   db_->ReleaseSnapshot(snap);
   // The latest view: b's newest version, c deleted.
   EXPECT_EQ(ScanForward(ReadOptions()).entries, (Entries{{"a", "a1"}, {"b", "new49"}}));
+}
+
+// After a prefix seek the iterator walks every entry: a seek would position the memtables and
+// files whose filters ruled the prefix out. A total-order seek of the same keys reseeks.
+TEST_F(DBIteratorReseekTest, NoReseekAfterAPrefixSeek) {
+  options_.max_sequential_skip_in_iterations = 2;
+  options_.prefix_extractor = NewFixedPrefixTransform(2);
+  DestroyAndReopen();
+  std::vector<const Snapshot*> snaps;  // keep every version through the flush
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(Put("pa1", "v" + std::to_string(i)).ok());
+    snaps.push_back(db_->GetSnapshot());
+  }
+  ASSERT_TRUE(Put("pa2", "w").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(Put("qq1", "x").ok());  // another prefix, in the memtable only
+  for (const bool total_order : {false, true}) {
+    SCOPED_TRACE(total_order);
+    ReadOptions ro;
+    ro.prefix_same_as_start = true;
+    ro.total_order_seek = total_order;
+    const uint64_t before = options_.statistics->getTickerCount(NUMBER_OF_RESEEKS_IN_ITERATION);
+    std::unique_ptr<Iterator> it = db_->NewIterator(ro);
+    Entries seen;
+    for (it->Seek("pa"); it->Valid(); it->Next()) {
+      seen.emplace_back(it->key().ToString(), it->value().ToString());
+    }
+    ASSERT_TRUE(it->status().ok());
+    EXPECT_EQ(seen, (Entries{{"pa1", "v19"}, {"pa2", "w"}}));
+    EXPECT_EQ(options_.statistics->getTickerCount(NUMBER_OF_RESEEKS_IN_ITERATION) - before,
+              total_order ? 1u : 0u);
+  }
+  for (const Snapshot* snap : snaps) db_->ReleaseSnapshot(snap);
 }
 
 TEST_F(DBIteratorReseekTest, RunsAcrossTablesDeletionsMergesAndBounds) {

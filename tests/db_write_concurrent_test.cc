@@ -363,10 +363,9 @@ TEST(WriteThreadSpinConcurrentTest, WritersDoNotSpinThroughAStall) {
   EXPECT_EQ(write_thread.spinners(), 0u);
 }
 
-// A writer that leads a group of its own and holds it for hold; *leading turns true once it
-// leads.
-std::thread LeadAndHold(WriteThread* write_thread, std::chrono::milliseconds hold,
-                        std::atomic<bool>* leading) {
+// A writer that leads a group of its own and holds it until another writer has queued behind
+// it; *leading turns true once it leads.
+std::thread LeadUntilAnotherQueues(WriteThread* write_thread, std::atomic<bool>* leading) {
   return std::thread([=] {
     WriteBatch batch;
     batch.Put("a", "v").PermitUncheckedError();
@@ -375,7 +374,7 @@ std::thread LeadAndHold(WriteThread* write_thread, std::chrono::milliseconds hol
     WriteThread::Group group;
     write_thread->BuildBatchGroup(&w, &group);
     *leading = true;
-    std::this_thread::sleep_for(hold);
+    while (write_thread->queued() < 2) std::this_thread::yield();
     write_thread->ExitAsBatchGroupLeader(group, Status::OK());
   });
 }
@@ -397,22 +396,22 @@ std::thread QueueThenLead(WriteThread* write_thread, bool sync, std::atomic<size
   });
 }
 
-// A companion for a lone leader (WriteThread): A holds its group while B queues; once A exits,
+// A companion for a lone leader (WriteThread): A holds its group until B queues; once A exits,
 // B leads alone right after a group that left a writer queued, so it spins (for up to 200 ms
-// here) for another writer. C, queued 20 ms later, joins B's group; without C, B spins once,
+// here) for another writer. C, queued once B spins, joins B's group; without C, B spins once,
 // finds nobody, and writes a group of one.
 TEST(WriteThreadSpinConcurrentTest, ALoneLeaderSpinsForACompanion) {
   for (const bool companion_comes : {true, false}) {
     SCOPED_TRACE(companion_comes);
     WriteThread write_thread(1 << 20, std::chrono::seconds(1));
     std::atomic<bool> leading{false};
-    std::thread a = LeadAndHold(&write_thread, std::chrono::milliseconds(100), &leading);
+    std::thread a = LeadUntilAnotherQueues(&write_thread, &leading);
     while (!leading) std::this_thread::yield();
     std::atomic<size_t> b_group_size{0};
     std::thread b = QueueThenLead(&write_thread, /*sync=*/false, &b_group_size);
     a.join();
     if (companion_comes) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      while (write_thread.companion_spins() == 0) std::this_thread::yield();
       WriteThrough(&write_thread);
     }
     b.join();
@@ -433,7 +432,7 @@ TEST(WriteThreadSpinConcurrentTest, NoCompanionSpinForSyncLeadersOrWithoutSpinni
   for (const int spin_ms : {0, 1000}) {
     WriteThread write_thread(1 << 20, std::chrono::milliseconds(spin_ms));
     std::atomic<bool> leading{false};
-    std::thread a = LeadAndHold(&write_thread, std::chrono::milliseconds(50), &leading);
+    std::thread a = LeadUntilAnotherQueues(&write_thread, &leading);
     while (!leading) std::this_thread::yield();
     std::atomic<size_t> b_group_size{0};
     // With spinning on, the leader syncs.

@@ -82,7 +82,9 @@ struct DBOptions {
   // 8-46 % faster with it in six alternating pairs (docs/benchmarks.md). With more writer
   // threads than CPUs the spinning takes CPU time the leader could use: such writers gain
   // throughput but wait longer in the tail (P99, P99.9); turn it off there if the tail matters
-  // more. write_thread_max_yield_usec <= 1,000,000.
+  // more. A leader alone in the queue right after a group of several writers also spins, for
+  // a fifth of write_thread_max_yield_usec, for the next writer to join its group.
+  // write_thread_max_yield_usec <= 1,000,000.
   bool enable_write_thread_adaptive_yield = true;
   uint64_t write_thread_max_yield_usec = 20;
   // The write rate while writes are slowed down (ColumnFamilyOptions' stall triggers). > 0.
@@ -183,8 +185,8 @@ struct ColumnFamilyOptions {
   // An iterator moving forward that has stepped over this many entries of one key in a row
   // (older versions of a key it has passed or found deleted, or versions newer than its read)
   // seeks past the rest of them instead of stepping on (counted in
-  // NUMBER_OF_RESEEKS_IN_ITERATION). Going backward every entry is walked. Can change between
-  // opens.
+  // NUMBER_OF_RESEEKS_IN_ITERATION). Going backward, and after a prefix seek (whose filters
+  // left files out that a seek would read), every entry is walked. Can change between opens.
   uint64_t max_sequential_skip_in_iterations = 8;
 
   // ---- LSM shape ----

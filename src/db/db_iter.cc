@@ -56,7 +56,9 @@ class DBIter final : public Iterator {
       lookup_.clear();
       AppendInternalKey(&lookup_, from, sequence_, kValueTypeForSeek);
       PrefixSeek seek{Slice(prefix_), extractor_, prefix_same_as_start_};
-      if (!iter_->SeekInPrefix(lookup_, seek)) {
+      if (iter_->SeekInPrefix(lookup_, seek)) {
+        prefix_seek_ = true;
+      } else {
         // No memtable or file holds the prefix.
         if (prefix_same_as_start_) return;
         iter_->Seek(lookup_);
@@ -120,6 +122,7 @@ class DBIter final : public Iterator {
 
  private:
   void Reset() {
+    prefix_seek_ = false;
     valid_ = false;
     at_current_entry_ = false;
     reverse_ = false;
@@ -193,7 +196,7 @@ class DBIter final : public Iterator {
   // Entries stepped over come in runs of one user key: the older versions of a key already
   // decided (skip), or the versions of a key newer than the read. Past max_skip_ entries of
   // one run the internal iterator is sought past the run instead (once per run: entries a
-  // seek cannot pass, as several of sequence 0, are then walked).
+  // seek cannot pass, as several of sequence 0, are then walked; not after a prefix seek).
   void FindNextUserEntry(bool skipping, Slice skip) {
     std::string skip_storage;
     valid_ = false;
@@ -215,7 +218,9 @@ class DBIter final : public Iterator {
           run_length = 0;
           run_sought = false;
         }
-        if (++run_length > max_skip_ && !run_sought) {
+        // Not after a prefix seek: a plain seek would position the children its filters left
+        // out, reading files that cannot hold the prefix.
+        if (++run_length > max_skip_ && !run_sought && !prefix_seek_) {
           run_sought = true;
           if (stats_ != nullptr) stats_->recordTick(NUMBER_OF_RESEEKS_IN_ITERATION);
           // Past every entry of skip; or to newer_key_'s newest entry the read sees.
@@ -398,6 +403,9 @@ class DBIter final : public Iterator {
   // The prefix of the last seek's key; in_prefix_: keys outside it are not shown.
   std::string prefix_;
   bool in_prefix_ = false;
+  // The last seek was a prefix seek (some children may be left unpositioned until it leaves the
+  // prefix): FindNextUserEntry does not seek past runs.
+  bool prefix_seek_ = false;
   bool at_current_entry_ = false;  // iter_ is at the entry key_/value_ came from
   // Moving backward: iter_ stands before key_'s entries (on the previous key's last one).
   bool reverse_ = false;

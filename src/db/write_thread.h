@@ -109,6 +109,8 @@ class WriteThread {
   // leader finish.
   uint32_t spinners() const { return spinners_.load(std::memory_order_relaxed); }
   uint64_t spins_that_saw_the_change() const { return spin_hits_.load(std::memory_order_relaxed); }
+  // For tests: writers queued now (the leader included).
+  uint32_t queued() const { return queued_.Load(); }
   // For tests: lone leaders that spun for a companion, and those that found one.
   uint64_t companion_spins() const { return companion_spins_.load(std::memory_order_relaxed); }
   uint64_t companions_found() const { return companions_found_.load(std::memory_order_relaxed); }
