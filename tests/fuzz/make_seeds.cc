@@ -1,7 +1,7 @@
 // Writes the seed corpus of every fuzz target: make_seeds <dir> creates <dir>/<target>/<seed>
 // (overwriting seeds of the same name). The output is deterministic. The committed corpus in
 // tests/fuzz/corpus is this program's output; regenerate it with
-//   build-fuzz/tests/fuzz/make_seeds tests/fuzz/corpus
+//   build-asan/tests/fuzz/make_seeds tests/fuzz/corpus
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
