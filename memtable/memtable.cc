@@ -7,6 +7,7 @@
 #include "shale/pinnable_slice.h"
 #include "src/base/get_context.h"
 #include "src/monitoring/perf_context_imp.h"
+#include "src/util/bytewise.h"
 #include "src/util/coding.h"
 #include "src/util/hash.h"
 #include "src/util/invariants.h"
@@ -16,42 +17,6 @@ namespace {
 
 // The internal key of an entry (or of a memtable lookup key): varint32 length, then bytes.
 // Entries were written by Add, so the varint is trusted.
-// Byte equality without a library call for the short keys a memtable mostly holds.
-inline bool BytesEqual(const Slice& a, const Slice& b) {
-  const size_t n = a.size();
-  if (n != b.size()) return false;
-  const char* x = a.data();
-  const char* y = b.data();
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    if (DecodeFixed64(x + i) != DecodeFixed64(y + i)) return false;
-  }
-  for (; i < n; i++) {
-    if (x[i] != y[i]) return false;
-  }
-  return true;
-}
-
-// Three-way bytewise comparison, eight bytes at a time (a library memcmp call costs more than
-// the comparison of the short keys a memtable mostly holds).
-inline int CompareBytewise(const Slice& a, const Slice& b) {
-  const size_t n = std::min(a.size(), b.size());
-  const char* x = a.data();
-  const char* y = b.data();
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const uint64_t u = __builtin_bswap64(DecodeFixed64(x + i));
-    const uint64_t v = __builtin_bswap64(DecodeFixed64(y + i));
-    if (u != v) return u < v ? -1 : +1;
-  }
-  for (; i < n; i++) {
-    const auto u = static_cast<unsigned char>(x[i]);
-    const auto v = static_cast<unsigned char>(y[i]);
-    if (u != v) return u < v ? -1 : +1;
-  }
-  return a.size() < b.size() ? -1 : (a.size() > b.size() ? +1 : 0);
-}
-
 inline Slice DecodeLengthPrefixed(const char* p) {
   uint32_t len;
   const char* q = GetVarint32Ptr(p, p + kMaxVarint32Length, &len);

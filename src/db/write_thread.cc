@@ -17,7 +17,7 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
     MutexLock l(&mu_);
     w->ticket = next_ticket_++;
     queue_.push_back(w);
-    queued_.Store(static_cast<uint32_t>(queue_.size()));
+    queued_.StoreForSpinners(static_cast<uint32_t>(queue_.size()));
     if (queue_.size() == 1) return true;  // nobody ahead: lead at once
     if (gather_want_ != 0 && queue_.size() >= gather_want_) gather_cv_.Signal();
   }
@@ -46,25 +46,23 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
 void WriteThread::SpinForCompanion(const Writer* leader) {
   if (leader->sync || leader->exclusive || spin_.count() == 0) return;
   if (recent_writers_.load(std::memory_order_relaxed) < 2 || queued_.Load() != 1) return;
-  {
-    MutexLock l(&mu_);
-    if (companion_skip_ > 0) {
-      companion_skip_--;
-      return;
-    }
+  // Only the leader of the moment gets here, so the back-off needs no lock (relaxed counters:
+  // a stale value only spins once more or once less).
+  const uint32_t skip = companion_skip_.load(std::memory_order_relaxed);
+  if (skip > 0) {
+    companion_skip_.store(skip - 1, std::memory_order_relaxed);
+    return;
   }
   companion_spins_.fetch_add(1, std::memory_order_relaxed);
-  const bool found = queued_.SpinWhile(1, spin_ / 5, followers_may_spin_);
-  MutexLock l(&mu_);
-  if (found) {
+  if (queued_.SpinWhile(1, spin_ / 5, followers_may_spin_)) {
     companions_found_.fetch_add(1, std::memory_order_relaxed);
-    companion_backoff_ = 0;
-  } else {
-    companion_backoff_ = companion_backoff_ == 0
-                             ? 1
-                             : std::min<uint32_t>(2 * companion_backoff_, kMaxCompanionBackoff);
-    companion_skip_ = companion_backoff_;
+    companion_backoff_.store(0, std::memory_order_relaxed);
+    return;
   }
+  const uint32_t backoff = companion_backoff_.load(std::memory_order_relaxed);
+  const uint32_t next = backoff == 0 ? 1 : std::min<uint32_t>(2 * backoff, kMaxCompanionBackoff);
+  companion_backoff_.store(next, std::memory_order_relaxed);
+  companion_skip_.store(next, std::memory_order_relaxed);
 }
 
 void WriteThread::BuildBatchGroup(Writer* leader, Group* group) {
@@ -127,7 +125,7 @@ void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
       w->status = s;
       queue_.pop_front();
     }
-    queued_.Store(static_cast<uint32_t>(queue_.size()));
+    queued_.StoreForSpinners(static_cast<uint32_t>(queue_.size()));
     recent_writers_.store(group.members.size() + queue_.size(), std::memory_order_relaxed);
     // The next leader's group: a sync or exclusive one clears the flag again in
     // BuildBatchGroup, but its writers should not spin meanwhile either.

@@ -139,15 +139,17 @@ class WriteThread {
   // spins; the others sleep at once).
   std::atomic<uint32_t> spinners_{0};
   std::atomic<uint64_t> spin_hits_{0};
-  // Writers in the queue: queue_.size(), stored under mu_, read (and spun on) without it.
+  // Writers in the queue: queue_.size(), stored under mu_, read (and spun on, never slept on)
+  // without it.
   WaitWord queued_{0};
   // The last group's members plus the writers it left queued (SpinForCompanion's hint).
   std::atomic<size_t> recent_writers_{0};
   std::atomic<uint64_t> companion_spins_{0};
   std::atomic<uint64_t> companions_found_{0};
   // SpinForCompanion's back-off: spins that found nobody double the groups that then skip it.
-  uint32_t companion_skip_ GUARDED_BY(mu_) = 0;
-  uint32_t companion_backoff_ GUARDED_BY(mu_) = 0;
+  // Read and written by the leader of the moment only.
+  std::atomic<uint32_t> companion_skip_{0};
+  std::atomic<uint32_t> companion_backoff_{0};
   // Writers in the last group that synced: how many to gather for the next one.
   size_t last_sync_group_size_ GUARDED_BY(mu_) = 1;
   // Signalled when the queue reaches gather_want_ (0: nobody is gathering).

@@ -41,6 +41,9 @@ class WaitWord {
   // Sequentially consistent, so that a later WakeAll cannot miss a waiter that read the old
   // value (the kernel compares the word again under its own lock before sleeping).
   void Store(uint32_t value) { word_.store(value, std::memory_order_seq_cst); }
+  // For a word that threads only spin on (SpinWhile), never sleep on: no WakeAll follows, so a
+  // release store is enough.
+  void StoreForSpinners(uint32_t value) { word_.store(value, std::memory_order_release); }
   // Wakes every thread sleeping in WaitWhile (one system call if any may be asleep).
   void WakeAll();
   // Returns once the word no longer holds `old`, or spuriously (callers re-check).
