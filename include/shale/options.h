@@ -184,8 +184,10 @@ struct ColumnFamilyOptions {
   // ---- Iterators ----
   // An iterator moving forward that has stepped over this many entries of one key in a row
   // (older versions of a key it has passed or found deleted, or versions newer than its read)
-  // seeks past the rest of them instead of stepping on (counted in
-  // NUMBER_OF_RESEEKS_IN_ITERATION). Going backward, and after a prefix seek (whose filters
+  // seeks past the rest of them instead of stepping on; moving backward, past this many
+  // entries of one key it seeks to the key's newest entry at its read and then before the key.
+  // Each reseek (one per run forward, one per key backward) counts in
+  // NUMBER_OF_RESEEKS_IN_ITERATION. After a prefix seek (whose filters
   // left files out that a seek would read), every entry is walked. Can change between opens.
   uint64_t max_sequential_skip_in_iterations = 8;
 

@@ -60,7 +60,8 @@ enum Tickers : uint32_t {
   COMPACTION_RANGE_DEL_FILES_SKIPPED,
   COMPACTION_RANGE_DEL_BYTES_SKIPPED,
   // Iterators that sought past a run of versions of one key instead of stepping over more
-  // than max_sequential_skip_in_iterations of them.
+  // than max_sequential_skip_in_iterations of them (going backward: that sought to decide a
+  // key with more entries than that).
   NUMBER_OF_RESEEKS_IN_ITERATION,
   TICKER_ENUM_MAX
 };

@@ -264,9 +264,10 @@ class DBIter final : public Iterator {
           if (valid_) CountRead();
           return;
         case kTypeRangeDeletion:
+          // Unreachable: Parse refuses range tombstones (they live in their own blocks).
           SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
-          iter_->Next();
-          break;
+          status_ = Status::Corruption("range tombstone among point entries");
+          return;
       }
     }
     StoppedOnError();
@@ -313,7 +314,9 @@ class DBIter final : public Iterator {
   // From the last entry of a user key (or of the keys before it), walks back to the nearest
   // user key with a live value at the read sequence. A key's entries come oldest first going
   // backward, so its state is known once the walk has passed all of them: the internal
-  // iterator then stands on the previous key's last entry, where the next Prev goes on.
+  // iterator then stands on the previous key's last entry, where the next Prev goes on. Past
+  // max_skip_ entries of one key (not after a prefix seek) the key is decided by a seek
+  // instead (DecideKeyBySeek).
   void PrevUserEntry() {
     valid_ = false;
     at_current_entry_ = false;
@@ -329,7 +332,13 @@ class DBIter final : public Iterator {
           tombstones_ != nullptr ? tombstones_->MaxCoveringSeq(key_, sequence_) : 0;
       bool has_base = false, any_visible = false;
       std::vector<std::string> operands;  // oldest first
+      uint64_t walked = 0;
       do {
+        if (walked++ >= max_skip_ && !prefix_seek_) {
+          operands.clear();
+          if (!DecideKeyBySeek(covering, &has_base, &any_visible)) return;
+          break;
+        }
         if (ikey.sequence <= sequence_) {
           any_visible = true;
           switch (ikey.sequence < covering ? kTypeDeletion : ikey.type) {
@@ -348,7 +357,8 @@ class DBIter final : public Iterator {
               break;
             case kTypeRangeDeletion:
               SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
-              break;
+              status_ = Status::Corruption("range tombstone among point entries");
+              return;
           }
         } else {
           PerfCount(&PerfContext::internal_key_skipped_count);
@@ -358,6 +368,7 @@ class DBIter final : public Iterator {
         if (!Parse(&ikey)) return;
       } while (ucmp_->Equal(ikey.user_key, key_));
       if (StoppedOnError()) return;  // older entries of the key, or its newer ones, unread
+
       if (!operands.empty()) {
         if (merge_operator_ == nullptr) {
           status_ = Status::InvalidArgument("merge operand found but no merge_operator set");
@@ -381,6 +392,51 @@ class DBIter final : public Iterator {
       }
     }
     StoppedOnError();
+  }
+
+  // PrevUserEntry's way past many entries of key_: reads the key's newest entries the read sees
+  // going forward from a seek (as FindNextUserEntry does; entries below `covering` count as
+  // deleted), then sets the internal iterator on the previous key's last entry. *live: key_
+  // has a value, now in saved_value_; *visible: an entry of key_ is visible. false (status_
+  // set) on an error.
+  bool DecideKeyBySeek(SequenceNumber covering, bool* live, bool* visible) {
+    if (stats_ != nullptr) stats_->recordTick(NUMBER_OF_RESEEKS_IN_ITERATION);
+    *live = false;
+    *visible = false;
+    SeekInternal(key_, sequence_);
+    if (iter_->Valid()) {
+      ParsedInternalKey ikey;
+      if (!Parse(&ikey)) return false;
+      // On another key, none of key_'s entries is visible.
+      if (ucmp_->Equal(ikey.user_key, key_)) {
+        *visible = true;
+        switch (ikey.sequence < covering ? kTypeDeletion : ikey.type) {
+          case kTypeValue:
+            saved_value_.assign(iter_->value().data(), iter_->value().size());
+            *live = true;
+            break;
+          case kTypeMerge:
+            covering_ = covering;
+            if (!MergeFromCurrent()) return false;  // the result is in saved_value_
+            *live = true;
+            break;
+          case kTypeDeletion:
+          case kTypeSingleDeletion:
+            break;
+          case kTypeRangeDeletion:
+            SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
+            status_ = Status::Corruption("range tombstone among point entries");
+            return false;
+        }
+      }
+    } else if (StoppedOnError()) {
+      return false;
+    }
+    // Before key_'s first entry: the last entry of the keys before it.
+    lookup_.clear();
+    AppendInternalKey(&lookup_, key_, kMaxSequenceNumber, kValueTypeForSeek);
+    iter_->SeekForPrev(lookup_);
+    return true;
   }
 
   const Comparator* const ucmp_;
