@@ -51,9 +51,9 @@ case "$sanitize" in
     # 4,000 and 6,000.
     export SHALE_MODEL_OPS=${SHALE_MODEL_OPS:-1000}
     # The table bit-flip sweeps flip one bit per byte (every bit in the Debug run), and the
-    # power-loss sweep crashes at 10 points per case (20 in the Debug run).
+    # power-loss sweep crashes at 6 points per case (20 in the Debug run).
     export SHALE_BITFLIP_ONE_PER_BYTE=1
-    export SHALE_CRASH_POINTS=${SHALE_CRASH_POINTS:-10}
+    export SHALE_CRASH_POINTS=${SHALE_CRASH_POINTS:-6}
     ctest_args+=(-E install_consumer)
     ;;
   thread)

@@ -46,8 +46,8 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
 void WriteThread::SpinForCompanion(const Writer* leader) {
   if (leader->sync || leader->exclusive || spin_.count() == 0) return;
   if (recent_writers_.load(std::memory_order_relaxed) < 2 || queued_.Load() != 1) return;
-  // Only the leader of the moment gets here, so the back-off needs no lock (relaxed counters:
-  // a stale value only spins once more or once less).
+  // Only the leader of the moment gets here, and each leader takes over after the last one
+  // (through mu_ or completed_'s acquire load): relaxed counters need no lock.
   const uint32_t skip = companion_skip_.load(std::memory_order_relaxed);
   if (skip > 0) {
     companion_skip_.store(skip - 1, std::memory_order_relaxed);
