@@ -85,7 +85,7 @@ class DBIter final : public Iterator {
   void SeekToLast() override {
     Reset();
     if (upper_ != nullptr) {
-      SeekBeforeUpper();
+      SeekBeforeKey(*upper_);
     } else {
       iter_->SeekToLast();
     }
@@ -96,7 +96,7 @@ class DBIter final : public Iterator {
     Reset();
     StartPrefix(target);
     if (AtOrAboveUpper(target)) {
-      SeekBeforeUpper();
+      SeekBeforeKey(*upper_);
     } else {
       // The oldest possible entry of target: everything <= it belongs to keys <= target.
       lookup_.clear();
@@ -112,9 +112,7 @@ class DBIter final : public Iterator {
       // To the last entry before key_'s: the newest possible entry of key_ sorts before all
       // of them.
       reverse_ = true;
-      lookup_.clear();
-      AppendInternalKey(&lookup_, key_, kMaxSequenceNumber, kValueTypeForSeek);
-      iter_->SeekForPrev(lookup_);
+      SeekBeforeKey(key_);
     }
     // Going backward the internal iterator already stands on the previous key's last entry.
     PrevUserEntry();
@@ -153,11 +151,11 @@ class DBIter final : public Iterator {
   bool AtOrAboveUpper(const Slice& user_key) const {
     return upper_ != nullptr && ucmp_->Compare(user_key, *upper_) >= 0;
   }
-  // To the last entry of a user key below the upper bound: the newest possible entry of the
-  // bound sorts before every entry of it.
-  void SeekBeforeUpper() {
+  // To the last entry of the user keys before user_key: the newest possible entry of user_key
+  // sorts before every entry of it.
+  void SeekBeforeKey(const Slice& user_key) {
     lookup_.clear();
-    AppendInternalKey(&lookup_, *upper_, kMaxSequenceNumber, kValueTypeForSeek);
+    AppendInternalKey(&lookup_, user_key, kMaxSequenceNumber, kValueTypeForSeek);
     iter_->SeekForPrev(lookup_);
   }
 
@@ -239,11 +237,18 @@ class DBIter final : public Iterator {
       covering_ =
           tombstones_ != nullptr ? tombstones_->MaxCoveringSeq(ikey.user_key, sequence_) : 0;
       if (ikey.sequence < covering_) type = kTypeDeletion;
-      switch (type) {
-        case kTypeDeletion:
-        case kTypeSingleDeletion:
+      key_.assign(ikey.user_key.data(), ikey.user_key.size());
+      switch (DecideCurrentKey(type, /*copy_value=*/false)) {
+        case Decision::kLive:
+          valid_ = true;
+          at_current_entry_ = type == kTypeValue;  // a merge has left its chain
+          CountRead();
+          return;
+        case Decision::kFailed:
+          return;
+        case Decision::kDeleted:
           PerfCount(&PerfContext::internal_delete_skipped_count);
-          skip_storage.assign(ikey.user_key.data(), ikey.user_key.size());
+          skip_storage = key_;
           skip = Slice(skip_storage);
           skipping = true;
           newer_run = false;  // a run of skip's older versions starts
@@ -251,26 +256,43 @@ class DBIter final : public Iterator {
           run_sought = false;
           iter_->Next();
           break;
-        case kTypeValue:
-          key_.assign(ikey.user_key.data(), ikey.user_key.size());
-          value_ = iter_->value();
-          valid_ = true;
-          at_current_entry_ = true;
-          CountRead();
-          return;
-        case kTypeMerge:
-          key_.assign(ikey.user_key.data(), ikey.user_key.size());
-          valid_ = MergeFromCurrent();
-          if (valid_) CountRead();
-          return;
-        case kTypeRangeDeletion:
-          // Unreachable: Parse refuses range tombstones (they live in their own blocks).
-          SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
-          status_ = Status::Corruption("range tombstone among point entries");
-          return;
       }
     }
     StoppedOnError();
+  }
+
+  enum class Decision { kLive, kDeleted, kFailed };
+  // The internal iterator is at key_'s newest entry the read sees, of `type` (a deletion where
+  // a range tombstone covers it; merges stop at covering_). kLive: value_ holds the key's
+  // value, in the internal iterator's memory unless copy_value (then in saved_value_, as a
+  // merge result always is). kFailed: status_ is set.
+  Decision DecideCurrentKey(ValueType type, bool copy_value) {
+    switch (type) {
+      case kTypeValue:
+        if (copy_value) {
+          saved_value_.assign(iter_->value().data(), iter_->value().size());
+          value_ = Slice(saved_value_);
+        } else {
+          value_ = iter_->value();
+        }
+        return Decision::kLive;
+      case kTypeMerge:
+        return MergeFromCurrent() ? Decision::kLive : Decision::kFailed;
+      case kTypeDeletion:
+      case kTypeSingleDeletion:
+        return Decision::kDeleted;
+      case kTypeRangeDeletion:
+        FailOnRangeTombstone();
+        return Decision::kFailed;
+    }
+    SHALE_ASSERT(false && "unknown value type");
+    return Decision::kFailed;
+  }
+
+  // Unreachable: Parse refuses range tombstones (they live in their own blocks).
+  void FailOnRangeTombstone() {
+    SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
+    status_ = Status::Corruption("range tombstone among point entries");
   }
 
   // The internal iterator is at a visible Merge entry of key_: collects operands down to a
@@ -356,8 +378,7 @@ class DBIter final : public Iterator {
               operands.emplace_back(iter_->value().ToStringView());
               break;
             case kTypeRangeDeletion:
-              SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
-              status_ = Status::Corruption("range tombstone among point entries");
+              FailOnRangeTombstone();
               return;
           }
         } else {
@@ -368,7 +389,6 @@ class DBIter final : public Iterator {
         if (!Parse(&ikey)) return;
       } while (ucmp_->Equal(ikey.user_key, key_));
       if (StoppedOnError()) return;  // older entries of the key, or its newer ones, unread
-
       if (!operands.empty()) {
         if (merge_operator_ == nullptr) {
           status_ = Status::InvalidArgument("merge operand found but no merge_operator set");
@@ -410,32 +430,22 @@ class DBIter final : public Iterator {
       // On another key, none of key_'s entries is visible.
       if (ucmp_->Equal(ikey.user_key, key_)) {
         *visible = true;
-        switch (ikey.sequence < covering ? kTypeDeletion : ikey.type) {
-          case kTypeValue:
-            saved_value_.assign(iter_->value().data(), iter_->value().size());
-            *live = true;
+        covering_ = covering;
+        switch (DecideCurrentKey(ikey.sequence < covering ? kTypeDeletion : ikey.type,
+                                 /*copy_value=*/true)) {
+          case Decision::kLive:
+            *live = true;  // the value is in saved_value_
             break;
-          case kTypeMerge:
-            covering_ = covering;
-            if (!MergeFromCurrent()) return false;  // the result is in saved_value_
-            *live = true;
+          case Decision::kDeleted:
             break;
-          case kTypeDeletion:
-          case kTypeSingleDeletion:
-            break;
-          case kTypeRangeDeletion:
-            SHALE_ASSERT(false && "ParseInternalKey refuses range tombstones");
-            status_ = Status::Corruption("range tombstone among point entries");
+          case Decision::kFailed:
             return false;
         }
       }
     } else if (StoppedOnError()) {
       return false;
     }
-    // Before key_'s first entry: the last entry of the keys before it.
-    lookup_.clear();
-    AppendInternalKey(&lookup_, key_, kMaxSequenceNumber, kValueTypeForSeek);
-    iter_->SeekForPrev(lookup_);
+    SeekBeforeKey(key_);
     return true;
   }
 
