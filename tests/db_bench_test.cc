@@ -198,6 +198,7 @@ TEST_F(DBBenchTest, EveryBenchmarkRuns) {
                           "get_read_bytes = 0, multiget_read_bytes = 0, "
                           "get_merge_operands_read_bytes = 0, iter_read_bytes = 0, "
                           "internal_key_skipped_count = 0, internal_delete_skipped_count = 0, "
+                          "internal_range_del_reseek_count = 0, "
                           "write_thread_wait_nanos = 0, write_delay_time = 0, "
                           "write_wal_time = 0, write_memtable_time = 0\n"),
             std::string::npos)

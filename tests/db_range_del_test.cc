@@ -5,12 +5,14 @@
 // run with many small files against a model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "shale/db.h"
 #include "shale/merge_operator.h"
+#include "shale/perf_context.h"
 #include "shale/slice_transform.h"
 #include "shale/statistics.h"
 #include "src/util/random.h"
@@ -196,6 +198,113 @@ TEST_F(DBRangeDelTest, EveryReadPathInEveryPlace) {
     db_->ReleaseSnapshot(before);
     if (where == 3) Reopen();
     ASSERT_NO_FATAL_FAILURE(Check(model, nullptr, "latest"));
+    Close();
+    ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+  }
+}
+
+// Iterators move the sorted runs older than a range tombstone past the keys it covers at once,
+// after max_sequential_skip_in_iterations such keys in a row, in both directions; runs that
+// may hold newer entries (a newer table, the memtable) are walked, and their keys show.
+TEST_F(DBRangeDelTest, IteratorsSeekOlderRunsPastCoveredKeys) {
+  for (int bottom = 0; bottom < 2; bottom++) {  // the covered keys in an L0 table, or in L1
+    SCOPED_TRACE(bottom);
+    options_.disable_auto_compactions = true;
+    options_.max_sequential_skip_in_iterations = 8;
+    Open();
+    Model model;
+    for (int i = 0; i < 1000; i++) {
+      ASSERT_TRUE(Put(Key(i), "v1").ok());
+      model[Key(i)] = "v1";
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    if (bottom == 1) {
+      ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+    }
+    const Snapshot* before = db_->GetSnapshot();
+    const Model before_model = model;
+    ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 100, 900));
+    ASSERT_TRUE(Put(Key(500), "v2").ok());  // flushed with the tombstone: a newer table
+    model[Key(500)] = "v2";
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    ASSERT_TRUE(Put(Key(700), "v3").ok());  // in the memtable
+    model[Key(700)] = "v3";
+
+    struct Scan {
+      std::string keys;
+      uint64_t reseeks = 0;
+      uint64_t deleted = 0;  // keys stepped over as deleted
+    };
+    auto scan = [&](ReadOptions ro, bool backward, const std::string* from) {
+      SetPerfLevel(PerfLevel::kEnableCount);
+      get_perf_context()->Reset();
+      Scan out;
+      auto it = db_->NewIterator(ro);
+      if (backward) {
+        from == nullptr ? it->SeekToLast() : it->SeekForPrev(*from);
+      } else {
+        from == nullptr ? it->SeekToFirst() : it->Seek(*from);
+      }
+      for (; it->Valid(); backward ? it->Prev() : it->Next()) {
+        out.keys += it->key().ToString() + "=" + it->value().ToString() + " ";
+      }
+      EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+      out.reseeks = get_perf_context()->internal_range_del_reseek_count;
+      out.deleted = get_perf_context()->internal_delete_skipped_count;
+      SetPerfLevel(PerfLevel::kDisable);
+      return out;
+    };
+    auto want = [](const Model& m, const std::string& lower, const std::string& upper,
+                   bool backward) {
+      std::string keys;
+      std::vector<std::string> in;
+      for (auto it = m.lower_bound(lower); it != m.end() && it->first < upper; ++it) {
+        in.push_back(it->first + "=" + it->second + " ");
+      }
+      if (backward) std::reverse(in.begin(), in.end());
+      for (const std::string& k : in) keys += k;
+      return keys;
+    };
+    const std::string lo = Key(0), hi = Key(100000);
+    for (bool backward : {false, true}) {
+      SCOPED_TRACE(backward);
+      // One move past the 800 covered keys after 9 of them, in either direction.
+      Scan all = scan(ReadOptions(), backward, nullptr);
+      EXPECT_EQ(all.keys, want(model, lo, hi, backward));
+      EXPECT_EQ(all.reseeks, 1u);
+      EXPECT_LE(all.deleted, 10u);
+      // Seeks into the covered stretch.
+      const std::string mid = Key(300);
+      Scan from_mid = scan(ReadOptions(), backward, &mid);
+      EXPECT_EQ(from_mid.keys,
+                backward ? want(model, lo, Key(301), true) : want(model, Key(300), hi, false));
+      EXPECT_EQ(from_mid.reseeks, 1u);
+      // Bounds inside the stretch: the move stops at them.
+      const std::string lower = Key(150), upper = Key(600);
+      const Slice lower_slice(lower), upper_slice(upper);
+      ReadOptions bounded;
+      bounded.iterate_lower_bound = &lower_slice;
+      bounded.iterate_upper_bound = &upper_slice;
+      Scan in_bounds = scan(bounded, backward, nullptr);
+      EXPECT_EQ(in_bounds.keys, want(model, lower, upper, backward));
+      EXPECT_GE(in_bounds.reseeks, 1u);
+      EXPECT_LE(in_bounds.deleted, 20u);
+      // At a snapshot older than the tombstone nothing is covered and nothing moves.
+      ReadOptions at_before;
+      at_before.snapshot = before;
+      Scan old = scan(at_before, backward, nullptr);
+      EXPECT_EQ(old.keys, want(before_model, lo, hi, backward));
+      EXPECT_EQ(old.reseeks, 0u);
+    }
+    // Without the limit's slack every covered key may move the older runs: the same keys.
+    options_.max_sequential_skip_in_iterations = 0;
+    db_->ReleaseSnapshot(before);
+    Reopen();
+    for (bool backward : {false, true}) {
+      Scan all = scan(ReadOptions(), backward, nullptr);
+      EXPECT_EQ(all.keys, want(model, lo, hi, backward)) << backward;
+      EXPECT_GE(all.reseeks, 1u);
+    }
     Close();
     ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
   }

@@ -63,6 +63,8 @@ struct PerfContext {
   uint64_t iter_read_bytes = 0;                // key + value bytes iterators returned
   uint64_t internal_key_skipped_count = 0;     // older or invisible versions iterators stepped over
   uint64_t internal_delete_skipped_count = 0;  // deletion markers iterators stepped over
+  // Seeks of iterators past the keys a range tombstone covers in sorted runs older than it.
+  uint64_t internal_range_del_reseek_count = 0;
   // ---- writes ----
   uint64_t write_thread_wait_nanos = 0;  // ns waiting to lead a write group or for its leader
   uint64_t write_delay_time = 0;         // ns making room: memtable switches and write stalls

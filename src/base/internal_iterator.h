@@ -13,6 +13,7 @@
 #include "shale/pinnable_slice.h"
 #include "shale/slice.h"
 #include "shale/slice_transform.h"
+#include "shale/snapshot.h"
 #include "shale/status.h"
 
 namespace shale {
@@ -75,6 +76,20 @@ class InternalIterator : public Cleanable {
     (void)target;
     (void)for_prev;
     (void)reads;
+  }
+  // Every entry of a user key in [start, end) with a sequence below seq is deleted (a range
+  // tombstone covers it). Moving forward (backward), at an entry of such a key, an iterator
+  // may move those of its children that hold no entry at or above seq and stand in the range
+  // to their first entry at or after end (their last before start), and then stands on its
+  // smallest (largest) entry again, as Next (Prev) would leave it. Returns whether anything
+  // moved. Default: nothing.
+  virtual bool SkipCovered(const Slice& start, const Slice& end, SequenceNumber seq,
+                           bool backward) {
+    (void)start;
+    (void)end;
+    (void)seq;
+    (void)backward;
+    return false;
   }
   // Readies SeekInPrefix(target, prefix), which must be the next call, as PrepareSeek readies
   // Seek; where a filter rules the prefix out nothing is read. Default: nothing.

@@ -92,11 +92,21 @@ size_t FragmentedRangeTombstoneList::FindFragment(const Slice& user_key) const {
 
 SequenceNumber FragmentedRangeTombstoneList::MaxCoveringSeq(const Slice& user_key,
                                                             SequenceNumber read_seq) const {
+  const Fragment* fragment = nullptr;
+  return MaxCoveringSeq(user_key, read_seq, &fragment);
+}
+
+SequenceNumber FragmentedRangeTombstoneList::MaxCoveringSeq(const Slice& user_key,
+                                                            SequenceNumber read_seq,
+                                                            const Fragment** fragment) const {
   if (fragments_.empty() || read_seq < smallest_seq_) return 0;
   const size_t i = FindFragment(user_key);
   if (i == fragments_.size()) return 0;
   for (SequenceNumber s : seqs(fragments_[i])) {
-    if (s <= read_seq) return s;
+    if (s <= read_seq) {
+      *fragment = &fragments_[i];
+      return s;
+    }
   }
   return 0;
 }

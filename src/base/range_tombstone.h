@@ -67,6 +67,10 @@ class FragmentedRangeTombstoneList {
   // The largest tombstone sequence <= read_seq whose range holds user_key; 0 when none (no
   // entry has a sequence below 0). An entry of user_key with a smaller sequence is deleted.
   SequenceNumber MaxCoveringSeq(const Slice& user_key, SequenceNumber read_seq) const;
+  // As MaxCoveringSeq, and when a tombstone covers user_key, *fragment is the fragment holding
+  // it (every key in it is covered at the same sequences).
+  SequenceNumber MaxCoveringSeq(const Slice& user_key, SequenceNumber read_seq,
+                                const Fragment** fragment) const;
   // Calls fn(start, end, seqs) for each fragment cut to [lower, upper) (null: no bound), in
   // order, leaving out those the cut empties.
   template <typename Fn>
@@ -106,6 +110,23 @@ class RangeTombstoneSet {
   SequenceNumber MaxCoveringSeq(const Slice& user_key, SequenceNumber read_seq) const {
     SequenceNumber best = 0;
     for (const auto& list : lists_) best = std::max(best, list->MaxCoveringSeq(user_key, read_seq));
+    return best;
+  }
+  // As MaxCoveringSeq; when a tombstone covers user_key, [*start, *end) is a range around it
+  // where that tombstone's sequence deletes every older entry (its fragment in the list holding
+  // it). The slices stay valid while this set lives.
+  SequenceNumber MaxCoveringRange(const Slice& user_key, SequenceNumber read_seq, Slice* start,
+                                  Slice* end) const {
+    SequenceNumber best = 0;
+    for (const auto& list : lists_) {
+      const FragmentedRangeTombstoneList::Fragment* f = nullptr;
+      const SequenceNumber s = list->MaxCoveringSeq(user_key, read_seq, &f);
+      if (s > best) {
+        best = s;
+        *start = Slice(f->start);
+        *end = Slice(f->end);
+      }
+    }
     return best;
   }
 

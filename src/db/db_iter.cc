@@ -200,8 +200,9 @@ class DBIter final : public Iterator {
     valid_ = false;
     at_current_entry_ = false;
     uint64_t run_length = 0;
-    bool run_sought = false;  // the current run was sought past already
-    bool newer_run = false;   // the run is of entries newer than the read, of newer_key_
+    bool run_sought = false;    // the current run was sought past already
+    uint64_t covered_keys = 0;  // keys in a row deleted by range tombstones
+    bool newer_run = false;     // the run is of entries newer than the read, of newer_key_
     while (iter_->Valid()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
@@ -254,6 +255,12 @@ class DBIter final : public Iterator {
           newer_run = false;  // a run of skip's older versions starts
           run_length = 0;
           run_sought = false;
+          if (ikey.sequence >= covering_) {
+            covered_keys = 0;
+          } else if (++covered_keys > max_skip_ && SkipCoveredRange(/*backward=*/false)) {
+            covered_keys = 0;
+            break;  // the internal iterator stands on the first entry left
+          }
           iter_->Next();
           break;
       }
@@ -287,6 +294,22 @@ class DBIter final : public Iterator {
     }
     SHALE_ASSERT(false && "unknown value type");
     return Decision::kFailed;
+  }
+
+  // Past max_skip_ keys in a row deleted by range tombstones (not after a prefix seek): the
+  // sorted runs older than the tombstone covering key_ move past its fragment, cut to the
+  // bounds, all at once (forward: to the fragment's end; backward: before its start). Whether
+  // any moved.
+  bool SkipCoveredRange(bool backward) {
+    if (prefix_seek_) return false;
+    Slice start, end;
+    const SequenceNumber seq = tombstones_->MaxCoveringRange(key_, sequence_, &start, &end);
+    SHALE_ASSERT(seq != 0);
+    if (upper_ != nullptr && ucmp_->Compare(end, *upper_) > 0) end = *upper_;
+    if (lower_ != nullptr && ucmp_->Compare(start, *lower_) < 0) start = *lower_;
+    if (!iter_->SkipCovered(start, end, seq, backward)) return false;
+    PerfCount(&PerfContext::internal_range_del_reseek_count);
+    return true;
   }
 
   // Unreachable: Parse refuses range tombstones (they live in their own blocks).
@@ -342,6 +365,7 @@ class DBIter final : public Iterator {
   void PrevUserEntry() {
     valid_ = false;
     at_current_entry_ = false;
+    uint64_t covered_keys = 0;  // keys in a row whose oldest entry a range tombstone deletes
     while (iter_->Valid()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
@@ -352,6 +376,14 @@ class DBIter final : public Iterator {
       // pile up on it. Entries below a covering range tombstone count as deletions.
       const SequenceNumber covering =
           tombstones_ != nullptr ? tombstones_->MaxCoveringSeq(key_, sequence_) : 0;
+      // The key's oldest entry, deleted by a range tombstone: past max_skip_ such keys in a
+      // row the older sorted runs move before the tombstone's fragment at once.
+      if (ikey.sequence >= covering) {
+        covered_keys = 0;
+      } else if (++covered_keys > max_skip_ && SkipCoveredRange(/*backward=*/true)) {
+        covered_keys = 0;
+        continue;
+      }
       bool has_base = false, any_visible = false;
       std::vector<std::string> operands;  // oldest first
       uint64_t walked = 0;

@@ -375,9 +375,12 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
         Status::InvalidArgument("iterate_lower_bound is above iterate_upper_bound"));
   }
   std::vector<std::unique_ptr<InternalIterator>> children;
+  // Memtables give no bound on their sequences: a range tombstone's skip never moves them.
+  MergingIteratorOptions merging{options.async_io ? fs_ : nullptr, stats_, {}};
   children.push_back(sv->mem->NewIterator());
   for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
-  sv->current->AddIterators(options, &children);
+  merging.newest_sequences.assign(children.size(), kMaxSequenceNumber);
+  sv->current->AddIterators(options, &children, &merging.newest_sequences);
   const ColumnFamilyData& family = *sv->cfd;
   DBIterOptions iter_options;
   iter_options.lower_bound = options.iterate_lower_bound;
@@ -398,10 +401,9 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
     iter_options.range_tombstones =
         std::make_shared<const RangeTombstoneSet>(std::move(tombstones));
   }
-  auto iter = NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
-                            NewMergingIterator(&family.icmp, std::move(children),
-                                               {options.async_io ? fs_ : nullptr, stats_}),
-                            seq, iter_options);
+  auto iter = NewDBIterator(
+      family.options.comparator, family.options.merge_operator.get(), stats_,
+      NewMergingIterator(&family.icmp, std::move(children), std::move(merging)), seq, iter_options);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
   live_iterators_.fetch_add(1, std::memory_order_relaxed);

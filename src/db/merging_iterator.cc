@@ -1,8 +1,10 @@
 #include "src/db/merging_iterator.h"
 
 #include <algorithm>
+#include <string>
 
 #include "src/base/async_read.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -13,6 +15,8 @@ class MergingIterator final : public InternalIterator {
                   std::vector<std::unique_ptr<InternalIterator>> children,
                   MergingIteratorOptions options)
       : icmp_(icmp), children_(std::move(children)), options_(std::move(options)) {
+    SHALE_ASSERT(options_.newest_sequences.empty() ||
+                 options_.newest_sequences.size() == children_.size());
     heap_.reserve(children_.size());
   }
 
@@ -105,6 +109,42 @@ class MergingIterator final : public InternalIterator {
     }
     children_[heap_.front()]->Prev();
     FixTop();
+  }
+  // Past a range tombstone's fragment: the children older than the tombstone that stand in
+  // [start, end) all move at once (their entries there are deleted), then the heap is rebuilt.
+  bool SkipCovered(const Slice& start, const Slice& end, SequenceNumber seq,
+                   bool backward) override {
+    if (options_.newest_sequences.empty() || !Valid()) return false;
+    SHALE_ASSERT(backward == (direction_ == kReverse));
+    const Comparator* ucmp = icmp_->user_comparator();
+    covered_.clear();
+    for (size_t i : heap_) {
+      if (options_.newest_sequences[i] >= seq) continue;
+      const Slice user_key = ExtractUserKey(children_[i]->key());
+      if (backward ? ucmp->Compare(user_key, start) >= 0 : ucmp->Compare(user_key, end) < 0) {
+        covered_.push_back(i);
+      }
+    }
+    if (covered_.empty()) return false;
+    // Forward: the first entry of end. Backward: the last entry before start's first one.
+    skip_target_.clear();
+    AppendInternalKey(&skip_target_, backward ? start : end, kMaxSequenceNumber, kValueTypeForSeek);
+    const Slice target(skip_target_);
+    ReadTogether([&](size_t i, InternalIterator* c) {
+      if (std::find(covered_.begin(), covered_.end(), i) != covered_.end()) {
+        c->PrepareSeek(target, backward, &staged_);
+      }
+    });
+    for (size_t i : covered_) {
+      if (backward) {
+        children_[i]->SeekForPrev(target);
+      } else {
+        children_[i]->Seek(target);
+      }
+    }
+    Rebuild(direction_);
+    if (!backward) CheckDeferred();
+    return true;
   }
   Slice key() const override { return children_[heap_.front()]->key(); }
   Slice value() const override { return children_[heap_.front()]->value(); }
@@ -210,6 +250,9 @@ class MergingIterator final : public InternalIterator {
   const MergingIteratorOptions options_;
   StagedReads staged_;        // ReadTogether's, kept to reuse its memory
   std::vector<size_t> heap_;  // indexes of valid children
+  // SkipCovered's scratch: the children it moves, and their target.
+  std::vector<size_t> covered_;
+  std::string skip_target_;
   Direction direction_ = kForward;
   // Children a prefix seek left unpositioned (SeekInPrefix), with that seek's target and prefix.
   std::vector<size_t> deferred_;

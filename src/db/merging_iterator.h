@@ -20,9 +20,14 @@ namespace shale {
 // With async_fs, a seek first lets every child stage the data block it will land in
 // (InternalIterator::PrepareSeek) and reads the missing ones together through the calling
 // thread's reader for async_fs; stats counts the reads (ASYNC_READ_*).
+//
+// newest_sequences: per child, in order, a sequence no entry of the child is above
+// (kMaxSequenceNumber: unknown). SkipCovered moves the children whose bound lies below a range
+// tombstone's sequence; empty: it moves none.
 struct MergingIteratorOptions {
   std::shared_ptr<FileSystem> async_fs;
   Statistics* stats = nullptr;
+  std::vector<SequenceNumber> newest_sequences;
 };
 
 std::unique_ptr<InternalIterator> NewMergingIterator(

@@ -312,7 +312,8 @@ Status Version::ApproximateSize(const Slice& start, const Slice& limit, uint64_t
 }
 
 void Version::AddIterators(const ReadOptions& options,
-                           std::vector<std::unique_ptr<InternalIterator>>* iters) const {
+                           std::vector<std::unique_ptr<InternalIterator>>* iters,
+                           std::vector<SequenceNumber>* newest) const {
   TableCache* tc = table_cache_;
   const Comparator* ucmp = icmp_->user_comparator();
   for (const auto& f : files_[0]) {
@@ -326,10 +327,16 @@ void Version::AddIterators(const ReadOptions& options,
       continue;
     }
     iters->push_back(tc->NewIterator(options, f->number, f->file_size));
+    if (newest != nullptr) newest->push_back(f->largest_seqno);
   }
   for (int level = 1; level < num_levels(); level++) {
     if (files_[level].empty()) continue;
     iters->push_back(NewLevelIterator(tc, options, icmp_, files_[level]));
+    if (newest != nullptr) {
+      SequenceNumber largest = 0;
+      for (const auto& f : files_[level]) largest = std::max(largest, f->largest_seqno);
+      newest->push_back(largest);
+    }
   }
 }
 

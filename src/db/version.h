@@ -63,13 +63,15 @@ class Version {
   // (null: none left).
   const FileMetaData* NextCandidate(MultiGetKey* k) const;
   // Appends the range tombstones of every file that has some (FileMetaData::num_range_deletions)
-  // to *lists as one list, opening those tables. Found once per Version and kept; Corruption or IOError
-  // from opening a table (not kept: a later call tries again).
+  // to *lists as one list, opening those tables. Found once per Version and kept; Corruption or
+  // IOError from opening a table (not kept: a later call tries again).
   [[nodiscard]] Status AddRangeTombstones(RangeTombstoneLists* lists) const;
   // One iterator per L0 file and one concatenating iterator per deeper non-empty level; L0
-  // files wholly outside options' iterator bounds are left out.
+  // files wholly outside options' iterator bounds are left out. With newest, appends for each
+  // iterator the largest sequence of its files' entries (MergingIteratorOptions).
   void AddIterators(const ReadOptions& options,
-                    std::vector<std::unique_ptr<InternalIterator>>* iters) const;
+                    std::vector<std::unique_ptr<InternalIterator>>* iters,
+                    std::vector<SequenceNumber>* newest = nullptr) const;
   // Files of level whose user-key range meets [begin, end] (null: unbounded).
   FileList OverlappingInputs(int level, const Slice* begin, const Slice* end) const;
   // True when no level below `level` holds user_key (deletions can then be dropped).

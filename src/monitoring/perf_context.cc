@@ -12,7 +12,7 @@ namespace shale {
 namespace {
 
 // Every field with its printed name, in declaration order: Reset, Add and ToString walk this.
-constexpr std::array<std::pair<const char*, PerfMetric>, 27> kFields = {{
+constexpr std::array<std::pair<const char*, PerfMetric>, 28> kFields = {{
     {"get_from_memtable_count", &PerfContext::get_from_memtable_count},
     {"get_from_memtable_time", &PerfContext::get_from_memtable_time},
     {"get_from_output_files_time", &PerfContext::get_from_output_files_time},
@@ -36,6 +36,7 @@ constexpr std::array<std::pair<const char*, PerfMetric>, 27> kFields = {{
     {"iter_read_bytes", &PerfContext::iter_read_bytes},
     {"internal_key_skipped_count", &PerfContext::internal_key_skipped_count},
     {"internal_delete_skipped_count", &PerfContext::internal_delete_skipped_count},
+    {"internal_range_del_reseek_count", &PerfContext::internal_range_del_reseek_count},
     {"write_thread_wait_nanos", &PerfContext::write_thread_wait_nanos},
     {"write_delay_time", &PerfContext::write_delay_time},
     {"write_wal_time", &PerfContext::write_wal_time},
