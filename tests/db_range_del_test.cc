@@ -223,11 +223,18 @@ TEST_F(DBRangeDelTest, IteratorsSeekOlderRunsPastCoveredKeys) {
     }
     const Snapshot* before = db_->GetSnapshot();
     const Model before_model = model;
+    // The newer table: a key older than its tombstone (its oldest entry below the tombstone's
+    // sequence), the tombstone, and a key newer than it inside the range.
+    ASSERT_TRUE(Put(Key(2000), "v1").ok());
+    model[Key(2000)] = "v1";
     ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 100, 900));
-    ASSERT_TRUE(Put(Key(500), "v2").ok());  // flushed with the tombstone: a newer table
+    ASSERT_TRUE(Put(Key(500), "v2").ok());
     model[Key(500)] = "v2";
     ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-    ASSERT_TRUE(Put(Key(700), "v3").ok());  // in the memtable
+    // In the memtable: a newer, narrower tombstone (the newer table is older than it, but holds
+    // nothing in its range) and a key.
+    ASSERT_NO_FATAL_FAILURE(DeleteRange(&model, 200, 300));
+    ASSERT_TRUE(Put(Key(700), "v3").ok());
     model[Key(700)] = "v3";
 
     struct Scan {
@@ -266,6 +273,10 @@ TEST_F(DBRangeDelTest, IteratorsSeekOlderRunsPastCoveredKeys) {
       return keys;
     };
     const std::string lo = Key(0), hi = Key(100000);
+    // What a scan from a seek to Key(k) shows within [lower, upper).
+    auto want_from = [&](int k, const std::string& lower, const std::string& upper, bool backward) {
+      return backward ? want(model, lower, Key(k + 1), true) : want(model, Key(k), upper, false);
+    };
     for (bool backward : {false, true}) {
       SCOPED_TRACE(backward);
       // One move past the 800 covered keys after 9 of them, in either direction.
@@ -273,12 +284,19 @@ TEST_F(DBRangeDelTest, IteratorsSeekOlderRunsPastCoveredKeys) {
       EXPECT_EQ(all.keys, want(model, lo, hi, backward));
       EXPECT_EQ(all.reseeks, 1u);
       EXPECT_LE(all.deleted, 10u);
-      // Seeks into the covered stretch.
+      // Seeks into the covered stretch put the older runs past it at once: no covered key is
+      // stepped over. Under both tombstones only the narrow one's range is passed.
+      const std::string under_both = Key(250);
+      Scan from_both = scan(ReadOptions(), backward, &under_both);
+      EXPECT_EQ(from_both.keys, want_from(250, lo, hi, backward));
+      // Then up to 9 keys of the wide one's before its move.
+      EXPECT_LE(from_both.deleted, 9u);
+      EXPECT_EQ(from_both.reseeks, 2u);
       const std::string mid = Key(300);
       Scan from_mid = scan(ReadOptions(), backward, &mid);
-      EXPECT_EQ(from_mid.keys,
-                backward ? want(model, lo, Key(301), true) : want(model, Key(300), hi, false));
+      EXPECT_EQ(from_mid.keys, want_from(300, lo, hi, backward));
       EXPECT_EQ(from_mid.reseeks, 1u);
+      EXPECT_EQ(from_mid.deleted, 0u);
       // Bounds inside the stretch: the move stops at them.
       const std::string lower = Key(150), upper = Key(600);
       const Slice lower_slice(lower), upper_slice(upper);
@@ -289,6 +307,10 @@ TEST_F(DBRangeDelTest, IteratorsSeekOlderRunsPastCoveredKeys) {
       EXPECT_EQ(in_bounds.keys, want(model, lower, upper, backward));
       EXPECT_GE(in_bounds.reseeks, 1u);
       EXPECT_LE(in_bounds.deleted, 20u);
+      Scan mid_in_bounds = scan(bounded, backward, &mid);
+      EXPECT_EQ(mid_in_bounds.keys, want_from(300, lower, upper, backward));
+      EXPECT_EQ(mid_in_bounds.reseeks, 1u);
+      EXPECT_EQ(mid_in_bounds.deleted, 0u);
       // At a snapshot older than the tombstone nothing is covered and nothing moves.
       ReadOptions at_before;
       at_before.snapshot = before;

@@ -187,8 +187,9 @@ struct ColumnFamilyOptions {
   // seeks past the rest of them instead of stepping on; moving backward, past this many
   // entries of one key it seeks to the key's newest entry at its read and then before the key.
   // Each reseek (one per run forward, one per key backward) counts in
-  // NUMBER_OF_RESEEKS_IN_ITERATION. Past this many keys in a row deleted by range tombstones,
-  // the sorted runs older than the covering tombstone move past its range at once
+  // NUMBER_OF_RESEEKS_IN_ITERATION. Past this many keys in a row covered by range tombstones,
+  // the sorted runs older than the covering tombstone move past its range at once, as they do
+  // at once for a seek whose target a tombstone covers
   // (PerfContext::internal_range_del_reseek_count). After a prefix seek (whose filters
   // left files out that a seek would read), every entry is walked. Can change between opens.
   uint64_t max_sequential_skip_in_iterations = 8;

@@ -77,6 +77,22 @@ class InternalIterator : public Cleanable {
     (void)for_prev;
     (void)reads;
   }
+  // Seek(target) (backward: SeekForPrev(target)) where a range tombstone at seq deletes every
+  // older entry of the user keys from target's up to past's (backward: from past's up to
+  // target's): an iterator may position the children it can tell hold only such entries there
+  // at past instead, without reading what lies between. Returns whether any child went to
+  // past. Default: Seek / SeekForPrev(target), false.
+  virtual bool SeekCovered(const Slice& target, const Slice& past, SequenceNumber seq,
+                           bool backward) {
+    (void)past;
+    (void)seq;
+    if (backward) {
+      SeekForPrev(target);
+    } else {
+      Seek(target);
+    }
+    return false;
+  }
   // Every entry of a user key in [start, end) with a sequence below seq is deleted (a range
   // tombstone covers it). Moving forward (backward), at an entry of such a key, an iterator
   // may move those of its children that hold no entry at or above seq and stand in the range

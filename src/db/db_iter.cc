@@ -61,10 +61,10 @@ class DBIter final : public Iterator {
       } else {
         // No memtable or file holds the prefix.
         if (prefix_same_as_start_) return;
-        iter_->Seek(lookup_);
+        SeekPastCovered(from, /*backward=*/false);
       }
     } else {
-      SeekInternal(from, sequence_);
+      SeekPastCovered(from, /*backward=*/false);
     }
     FindNextUserEntry(false, Slice());
   }
@@ -98,10 +98,7 @@ class DBIter final : public Iterator {
     if (AtOrAboveUpper(target)) {
       SeekBeforeKey(*upper_);
     } else {
-      // The oldest possible entry of target: everything <= it belongs to keys <= target.
-      lookup_.clear();
-      AppendInternalKey(&lookup_, target, 0, kTypeDeletion);
-      iter_->SeekForPrev(lookup_);
+      SeekPastCovered(target, /*backward=*/true);
     }
     reverse_ = true;
     PrevUserEntry();
@@ -126,6 +123,7 @@ class DBIter final : public Iterator {
     reverse_ = false;
     status_ = Status::OK();
     in_prefix_ = false;
+    no_skip_.valid = false;
   }
 
   // A seek to key: with prefix_same_as_start, only keys of key's prefix are shown until the
@@ -157,6 +155,43 @@ class DBIter final : public Iterator {
     lookup_.clear();
     AppendInternalKey(&lookup_, user_key, kMaxSequenceNumber, kValueTypeForSeek);
     iter_->SeekForPrev(lookup_);
+  }
+
+  // Seeks to user_key's newest entry at the read sequence (backward: seeks for prev to its
+  // oldest possible entry, so that everything at or before it belongs to keys <= user_key).
+  // Where a range tombstone covers user_key, the sorted runs older than it are positioned past
+  // its fragment (cut to the bounds) instead: their entries there are deleted, and their
+  // blocks are not read.
+  void SeekPastCovered(const Slice& user_key, bool backward) {
+    lookup_.clear();
+    if (backward) {
+      AppendInternalKey(&lookup_, user_key, 0, kTypeDeletion);
+    } else {
+      AppendInternalKey(&lookup_, user_key, sequence_, kValueTypeForSeek);
+    }
+    Slice start, end;
+    const SequenceNumber seq =
+        tombstones_ != nullptr ? tombstones_->MaxCoveringRange(user_key, sequence_, &start, &end)
+                               : 0;
+    if (seq != 0) {
+      if (!backward && upper_ != nullptr && ucmp_->Compare(end, *upper_) > 0) end = *upper_;
+      if (backward && lower_ != nullptr && ucmp_->Compare(start, *lower_) < 0) start = *lower_;
+      const Slice& past_key = backward ? start : end;
+      if (backward ? ucmp_->Compare(past_key, user_key) <= 0
+                   : ucmp_->Compare(past_key, user_key) > 0) {
+        past_.clear();
+        AppendInternalKey(&past_, past_key, kMaxSequenceNumber, kValueTypeForSeek);
+        if (iter_->SeekCovered(lookup_, past_, seq, backward)) {
+          PerfCount(&PerfContext::internal_range_del_reseek_count);
+        }
+        return;
+      }
+    }
+    if (backward) {
+      iter_->SeekForPrev(lookup_);
+    } else {
+      iter_->Seek(lookup_);
+    }
   }
 
   void SeekInternal(const Slice& user_key, SequenceNumber seq) {
@@ -201,7 +236,7 @@ class DBIter final : public Iterator {
     at_current_entry_ = false;
     uint64_t run_length = 0;
     bool run_sought = false;    // the current run was sought past already
-    uint64_t covered_keys = 0;  // keys in a row deleted by range tombstones
+    uint64_t covered_keys = 0;  // keys in a row a range tombstone deletes
     bool newer_run = false;     // the run is of entries newer than the read, of newer_key_
     while (iter_->Valid()) {
       ParsedInternalKey ikey;
@@ -257,7 +292,8 @@ class DBIter final : public Iterator {
           run_sought = false;
           if (ikey.sequence >= covering_) {
             covered_keys = 0;
-          } else if (++covered_keys > max_skip_ && SkipCoveredRange(/*backward=*/false)) {
+          } else if (++covered_keys > max_skip_ &&
+                     SkipCoveredRange(/*backward=*/false, covering_)) {
             covered_keys = 0;
             break;  // the internal iterator stands on the first entry left
           }
@@ -296,18 +332,31 @@ class DBIter final : public Iterator {
     return Decision::kFailed;
   }
 
-  // Past max_skip_ keys in a row deleted by range tombstones (not after a prefix seek): the
-  // sorted runs older than the tombstone covering key_ move past its fragment, cut to the
-  // bounds, all at once (forward: to the fragment's end; backward: before its start). Whether
-  // any moved.
-  bool SkipCoveredRange(bool backward) {
+  // Past max_skip_ keys in a row covered by range tombstones (not after a prefix seek): the
+  // sorted runs older than the tombstone covering key_ at `covering` move past its fragment,
+  // cut to the bounds, all at once (forward: to the fragment's end; backward: before its
+  // start). Whether any moved. When none could, the rest of the fragment is not tried again.
+  bool SkipCoveredRange(bool backward, SequenceNumber covering) {
     if (prefix_seek_) return false;
+    if (no_skip_.valid && no_skip_.backward == backward && no_skip_.seq == covering &&
+        (backward ? ucmp_->Compare(key_, no_skip_.until) >= 0
+                  : ucmp_->Compare(key_, no_skip_.until) < 0)) {
+      return false;
+    }
     Slice start, end;
     const SequenceNumber seq = tombstones_->MaxCoveringRange(key_, sequence_, &start, &end);
-    SHALE_ASSERT(seq != 0);
-    if (upper_ != nullptr && ucmp_->Compare(end, *upper_) > 0) end = *upper_;
-    if (lower_ != nullptr && ucmp_->Compare(start, *lower_) < 0) start = *lower_;
-    if (!iter_->SkipCovered(start, end, seq, backward)) return false;
+    SHALE_ASSERT(seq == covering);
+    if (!backward && upper_ != nullptr && ucmp_->Compare(end, *upper_) > 0) end = *upper_;
+    if (backward && lower_ != nullptr && ucmp_->Compare(start, *lower_) < 0) start = *lower_;
+    if (!iter_->SkipCovered(start, end, seq, backward)) {
+      // No older run stands in the fragment before key_ leaves it.
+      no_skip_.valid = true;
+      no_skip_.backward = backward;
+      no_skip_.seq = seq;
+      no_skip_.until.assign(backward ? start.data() : end.data(),
+                            backward ? start.size() : end.size());
+      return false;
+    }
     PerfCount(&PerfContext::internal_range_del_reseek_count);
     return true;
   }
@@ -365,7 +414,7 @@ class DBIter final : public Iterator {
   void PrevUserEntry() {
     valid_ = false;
     at_current_entry_ = false;
-    uint64_t covered_keys = 0;  // keys in a row whose oldest entry a range tombstone deletes
+    uint64_t covered_keys = 0;  // keys in a row whose oldest entry a range tombstone covers
     while (iter_->Valid()) {
       ParsedInternalKey ikey;
       if (!Parse(&ikey)) return;
@@ -380,7 +429,7 @@ class DBIter final : public Iterator {
       // row the older sorted runs move before the tombstone's fragment at once.
       if (ikey.sequence >= covering) {
         covered_keys = 0;
-      } else if (++covered_keys > max_skip_ && SkipCoveredRange(/*backward=*/true)) {
+      } else if (++covered_keys > max_skip_ && SkipCoveredRange(/*backward=*/true, covering)) {
         covered_keys = 0;
         continue;
       }
@@ -512,7 +561,16 @@ class DBIter final : public Iterator {
   Slice value_;
   std::string saved_value_;  // merge results
   std::string lookup_;       // seek target scratch
-  std::string newer_key_;    // FindNextUserEntry: the key of a run of entries newer than the read
+  std::string past_;         // SeekPastCovered's target for the older sorted runs
+  // A fragment SkipCoveredRange found no older run in: the tombstone's sequence, the direction,
+  // and the fragment's end (backward: its start), cut to the bounds. Cleared by every seek.
+  struct {
+    bool valid = false;
+    bool backward = false;
+    SequenceNumber seq = 0;
+    std::string until;
+  } no_skip_;
+  std::string newer_key_;  // FindNextUserEntry: the key of a run of entries newer than the read
 };
 
 class ErrorIterator final : public Iterator {

@@ -33,11 +33,25 @@ class MergingIterator final : public InternalIterator {
     for (auto& c : children_) c->SeekToLast();
     Rebuild(kReverse);
   }
-  void Seek(const Slice& target) override {
+  void Seek(const Slice& target) override { (void)SeekCovered(target, target, 0, false); }
+  // The children older than seq go to past, the others to target.
+  bool SeekCovered(const Slice& target, const Slice& past, SequenceNumber seq,
+                   bool backward) override {
     deferred_.clear();
-    ReadTogether(target, false, nullptr);
-    for (auto& c : children_) c->Seek(target);
-    Rebuild(kForward);
+    bool any_past = false;
+    auto target_of = [&](size_t i) -> const Slice& { return OlderThan(i, seq) ? past : target; };
+    ReadTogether(
+        [&](size_t i, InternalIterator* c) { c->PrepareSeek(target_of(i), backward, &staged_); });
+    for (size_t i = 0; i < children_.size(); i++) {
+      any_past = any_past || OlderThan(i, seq);
+      if (backward) {
+        children_[i]->SeekForPrev(target_of(i));
+      } else {
+        children_[i]->Seek(target_of(i));
+      }
+    }
+    Rebuild(backward ? kReverse : kForward);
+    return any_past;
   }
   // Children whose filters rule the prefix out wait, unpositioned, until iteration leaves
   // the prefix (CheckDeferred). false only when every child was ruled out.
@@ -66,12 +80,7 @@ class MergingIterator final : public InternalIterator {
     CheckDeferred();
     return true;
   }
-  void SeekForPrev(const Slice& target) override {
-    deferred_.clear();
-    ReadTogether(target, true, nullptr);
-    for (auto& c : children_) c->SeekForPrev(target);
-    Rebuild(kReverse);
-  }
+  void SeekForPrev(const Slice& target) override { (void)SeekCovered(target, target, 0, true); }
   void Next() override {
     if (direction_ != kForward) {
       // Every other child moves to its first entry after the current key.
@@ -119,7 +128,7 @@ class MergingIterator final : public InternalIterator {
     const Comparator* ucmp = icmp_->user_comparator();
     covered_.clear();
     for (size_t i : heap_) {
-      if (options_.newest_sequences[i] >= seq) continue;
+      if (!OlderThan(i, seq)) continue;
       const Slice user_key = ExtractUserKey(children_[i]->key());
       if (backward ? ucmp->Compare(user_key, start) >= 0 : ucmp->Compare(user_key, end) < 0) {
         covered_.push_back(i);
@@ -160,6 +169,10 @@ class MergingIterator final : public InternalIterator {
  private:
   enum Direction { kForward, kReverse };
 
+  // Whether every entry of child i is below seq (by options_.newest_sequences).
+  bool OlderThan(size_t i, SequenceNumber seq) const {
+    return !options_.newest_sequences.empty() && options_.newest_sequences[i] < seq;
+  }
   // True when child a should be below child b in the heap (b is "better").
   bool Below(size_t a, size_t b) const {
     const int c = icmp_->Compare(children_[a]->key(), children_[b]->key());

@@ -22,8 +22,8 @@ namespace shale {
 // thread's reader for async_fs; stats counts the reads (ASYNC_READ_*).
 //
 // newest_sequences: per child, in order, a sequence no entry of the child is above
-// (kMaxSequenceNumber: unknown). SkipCovered moves the children whose bound lies below a range
-// tombstone's sequence; empty: it moves none.
+// (kMaxSequenceNumber: unknown). SeekCovered and SkipCovered move the children whose bound lies
+// below a range tombstone's sequence past it; empty: they move none.
 struct MergingIteratorOptions {
   std::shared_ptr<FileSystem> async_fs;
   Statistics* stats = nullptr;
