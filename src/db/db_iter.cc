@@ -170,28 +170,34 @@ class DBIter final : public Iterator {
       AppendInternalKey(&lookup_, user_key, sequence_, kValueTypeForSeek);
     }
     Slice start, end;
-    const SequenceNumber seq =
-        tombstones_ != nullptr ? tombstones_->MaxCoveringRange(user_key, sequence_, &start, &end)
-                               : 0;
-    if (seq != 0) {
-      if (!backward && upper_ != nullptr && ucmp_->Compare(end, *upper_) > 0) end = *upper_;
-      if (backward && lower_ != nullptr && ucmp_->Compare(start, *lower_) < 0) start = *lower_;
-      const Slice& past_key = backward ? start : end;
-      if (backward ? ucmp_->Compare(past_key, user_key) <= 0
-                   : ucmp_->Compare(past_key, user_key) > 0) {
-        past_.clear();
-        AppendInternalKey(&past_, past_key, kMaxSequenceNumber, kValueTypeForSeek);
-        if (iter_->SeekCovered(lookup_, past_, seq, backward)) {
-          PerfCount(&PerfContext::internal_range_del_reseek_count);
-        }
-        return;
-      }
+    SequenceNumber seq = CoveringFragment(user_key, backward, &start, &end);
+    const Slice& past_key = backward ? start : end;
+    // A bound may leave nothing of the fragment past user_key: then a plain seek.
+    if (seq != 0 && (backward ? ucmp_->Compare(past_key, user_key) > 0
+                              : ucmp_->Compare(past_key, user_key) <= 0)) {
+      seq = 0;
     }
-    if (backward) {
-      iter_->SeekForPrev(lookup_);
-    } else {
-      iter_->Seek(lookup_);
+    if (seq == 0) {
+      (void)iter_->SeekCovered(lookup_, lookup_, 0, backward);
+      return;
     }
+    past_.clear();
+    AppendInternalKey(&past_, past_key, kMaxSequenceNumber, kValueTypeForSeek);
+    if (iter_->SeekCovered(lookup_, past_, seq, backward)) {
+      PerfCount(&PerfContext::internal_range_del_reseek_count);
+    }
+  }
+  // The sequence of the newest range tombstone covering user_key at the read sequence (0: none)
+  // and the bounds of its fragment, the one in the direction of iteration (forward: end;
+  // backward: start) cut to the iterator's bound on that side.
+  SequenceNumber CoveringFragment(const Slice& user_key, bool backward, Slice* start,
+                                  Slice* end) const {
+    if (tombstones_ == nullptr) return 0;
+    const SequenceNumber seq = tombstones_->MaxCoveringRange(user_key, sequence_, start, end);
+    if (seq == 0) return 0;
+    if (!backward && upper_ != nullptr && ucmp_->Compare(*end, *upper_) > 0) *end = *upper_;
+    if (backward && lower_ != nullptr && ucmp_->Compare(*start, *lower_) < 0) *start = *lower_;
+    return seq;
   }
 
   void SeekInternal(const Slice& user_key, SequenceNumber seq) {
@@ -344,10 +350,8 @@ class DBIter final : public Iterator {
       return false;
     }
     Slice start, end;
-    const SequenceNumber seq = tombstones_->MaxCoveringRange(key_, sequence_, &start, &end);
+    const SequenceNumber seq = CoveringFragment(key_, backward, &start, &end);
     SHALE_ASSERT(seq == covering);
-    if (!backward && upper_ != nullptr && ucmp_->Compare(end, *upper_) > 0) end = *upper_;
-    if (backward && lower_ != nullptr && ucmp_->Compare(start, *lower_) < 0) start = *lower_;
     if (!iter_->SkipCovered(start, end, seq, backward)) {
       // No older run stands in the fragment before key_ leaves it.
       no_skip_.valid = true;

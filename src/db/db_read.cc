@@ -374,21 +374,6 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
     return NewErrorIterator(
         Status::InvalidArgument("iterate_lower_bound is above iterate_upper_bound"));
   }
-  std::vector<std::unique_ptr<InternalIterator>> children;
-  // Memtables give no bound on their sequences: a range tombstone's skip never moves them.
-  MergingIteratorOptions merging{options.async_io ? fs_ : nullptr, stats_, {}};
-  children.push_back(sv->mem->NewIterator());
-  for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
-  merging.newest_sequences.assign(children.size(), kMaxSequenceNumber);
-  sv->current->AddIterators(options, &children, &merging.newest_sequences);
-  const ColumnFamilyData& family = *sv->cfd;
-  DBIterOptions iter_options;
-  iter_options.lower_bound = options.iterate_lower_bound;
-  iter_options.upper_bound = options.iterate_upper_bound;
-  iter_options.prefix_extractor = family.options.prefix_extractor.get();  // held by sv->cfd
-  iter_options.prefix_same_as_start = options.prefix_same_as_start;
-  iter_options.total_order_seek = options.total_order_seek;
-  iter_options.max_sequential_skip_in_iterations = family.options.max_sequential_skip_in_iterations;
   // The range tombstones, gathered after the sequence was read: every tombstone at or below it
   // is in the memtables by then.
   RangeTombstoneLists tombstones;
@@ -397,6 +382,26 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
   }
   s = sv->current->AddRangeTombstones(&tombstones);
   if (!s.ok()) return NewErrorIterator(s);
+  std::vector<std::unique_ptr<InternalIterator>> children;
+  MergingIteratorOptions merging{options.async_io ? fs_ : nullptr, stats_, {}};
+  children.push_back(sv->mem->NewIterator());
+  for (MemTable* m : sv->imm) children.push_back(m->NewIterator());
+  // The children's sequence bounds serve only to skip ranges a tombstone covers. Memtables
+  // give none: a range tombstone's skip never moves them.
+  std::vector<SequenceNumber>* newest = nullptr;
+  if (!tombstones.empty()) {
+    merging.newest_sequences.assign(children.size(), kMaxSequenceNumber);
+    newest = &merging.newest_sequences;
+  }
+  sv->current->AddIterators(options, &children, newest);
+  const ColumnFamilyData& family = *sv->cfd;
+  DBIterOptions iter_options;
+  iter_options.lower_bound = options.iterate_lower_bound;
+  iter_options.upper_bound = options.iterate_upper_bound;
+  iter_options.prefix_extractor = family.options.prefix_extractor.get();  // held by sv->cfd
+  iter_options.prefix_same_as_start = options.prefix_same_as_start;
+  iter_options.total_order_seek = options.total_order_seek;
+  iter_options.max_sequential_skip_in_iterations = family.options.max_sequential_skip_in_iterations;
   if (!tombstones.empty()) {
     iter_options.range_tombstones =
         std::make_shared<const RangeTombstoneSet>(std::move(tombstones));

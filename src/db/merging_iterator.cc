@@ -40,15 +40,14 @@ class MergingIterator final : public InternalIterator {
     deferred_.clear();
     bool any_past = false;
     auto target_of = [&](size_t i) -> const Slice& { return OlderThan(i, seq) ? past : target; };
-    ReadTogether(
-        [&](size_t i, InternalIterator* c) { c->PrepareSeek(target_of(i), backward, &staged_); });
+    ReadTogether([&] {
+      for (size_t i = 0; i < children_.size(); i++) {
+        children_[i]->PrepareSeek(target_of(i), backward, &staged_);
+      }
+    });
     for (size_t i = 0; i < children_.size(); i++) {
       any_past = any_past || OlderThan(i, seq);
-      if (backward) {
-        children_[i]->SeekForPrev(target_of(i));
-      } else {
-        children_[i]->Seek(target_of(i));
-      }
+      SeekChild(i, target_of(i), backward);
     }
     Rebuild(backward ? kReverse : kForward);
     return any_past;
@@ -57,8 +56,9 @@ class MergingIterator final : public InternalIterator {
   // the prefix (CheckDeferred). false only when every child was ruled out.
   bool SeekInPrefix(const Slice& target, const PrefixSeek& prefix) override {
     deferred_.clear();
-    ReadTogether(
-        [&](size_t, InternalIterator* c) { c->PrepareSeekInPrefix(target, prefix, &staged_); });
+    ReadTogether([&] {
+      for (auto& c : children_) c->PrepareSeekInPrefix(target, prefix, &staged_);
+    });
     for (size_t i = 0; i < children_.size(); i++) {
       if (!children_[i]->SeekInPrefix(target, prefix)) deferred_.push_back(i);
     }
@@ -138,19 +138,7 @@ class MergingIterator final : public InternalIterator {
     // Forward: the first entry of end. Backward: the last entry before start's first one.
     skip_target_.clear();
     AppendInternalKey(&skip_target_, backward ? start : end, kMaxSequenceNumber, kValueTypeForSeek);
-    const Slice target(skip_target_);
-    ReadTogether([&](size_t i, InternalIterator* c) {
-      if (std::find(covered_.begin(), covered_.end(), i) != covered_.end()) {
-        c->PrepareSeek(target, backward, &staged_);
-      }
-    });
-    for (size_t i : covered_) {
-      if (backward) {
-        children_[i]->SeekForPrev(target);
-      } else {
-        children_[i]->Seek(target);
-      }
-    }
+    SeekChildren(covered_, Slice(skip_target_), backward);
     Rebuild(direction_);
     if (!backward) CheckDeferred();
     return true;
@@ -199,29 +187,41 @@ class MergingIterator final : public InternalIterator {
     if (!heap_.empty() && prefix_.Matches(ExtractUserKey(children_[heap_.front()]->key()))) {
       return;
     }
-    ReadTogether([&](size_t i, InternalIterator* c) {
-      if (std::find(deferred_.begin(), deferred_.end(), i) != deferred_.end()) {
-        c->PrepareSeek(deferred_target_, false, &staged_);
-      }
-    });
-    for (size_t i : deferred_) children_[i]->Seek(deferred_target_);
+    SeekChildren(deferred_, Slice(deferred_target_), /*backward=*/false);
     deferred_.clear();
     Rebuild(kForward);
   }
   // Before every child but skip seeks (for_prev: seeks for prev) to target: with async_fs, the
   // data blocks the children will land in and do not hold are read in one batch.
   void ReadTogether(const Slice& target, bool for_prev, const InternalIterator* skip) {
-    ReadTogether([&](size_t, InternalIterator* c) {
-      if (c != skip) c->PrepareSeek(target, for_prev, &staged_);
+    ReadTogether([&] {
+      for (auto& c : children_) {
+        if (c.get() != skip) c->PrepareSeek(target, for_prev, &staged_);
+      }
     });
   }
-  // With async_fs: prepare(i, child) for every child, each readying its next positioning
-  // (PrepareSeek or PrepareSeekInPrefix into staged_), then the staged reads in one batch.
+  // Child i seeks (backward: seeks for prev) to target.
+  void SeekChild(size_t i, const Slice& target, bool backward) {
+    if (backward) {
+      children_[i]->SeekForPrev(target);
+    } else {
+      children_[i]->Seek(target);
+    }
+  }
+  // The children listed in which seek (backward: for prev) to target, their reads together.
+  void SeekChildren(const std::vector<size_t>& which, const Slice& target, bool backward) {
+    ReadTogether([&] {
+      for (size_t i : which) children_[i]->PrepareSeek(target, backward, &staged_);
+    });
+    for (size_t i : which) SeekChild(i, target, backward);
+  }
+  // With async_fs: prepare() readies the children's next positionings (PrepareSeek or
+  // PrepareSeekInPrefix into staged_), then the staged reads run in one batch.
   template <typename Prepare>
   void ReadTogether(Prepare prepare) {
     if (options_.async_fs == nullptr) return;
     staged_.clear();
-    for (size_t i = 0; i < children_.size(); i++) prepare(i, children_[i].get());
+    prepare();
     if (staged_.size() >= 2) {  // one read: its child does it at once, without the ring
       // Looked up per call: the iterator may be used by another thread each time.
       AsyncReader* reader = ThreadAsyncReaderOrFallback(options_.async_fs, options_.stats);
