@@ -443,6 +443,9 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // (the default 8 is seldom reached here); a stream of its own, as above.
   Random skip_rnd(seed ^ 0xc2b2ae35);
   options_.max_sequential_skip_in_iterations = skip_rnd.OneIn(3) ? 8 : skip_rnd.Uniform(4);
+  // One run in two pipelines its writes (a stream of its own, as above).
+  Random pipeline_rnd(seed ^ 0x27d4eb2f);
+  options_.enable_pipelined_write = pipeline_rnd.OneIn(2);
   PickPrefixOptions(prefix_rnd_);
   Open();
   // The default family and up to three more, created and dropped as the run goes; each

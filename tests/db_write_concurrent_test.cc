@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "shale/statistics.h"
@@ -17,8 +18,37 @@
 namespace shale::test {
 namespace {
 
-class DBWriteConcurrentTest : public DBTestBase {
+// Every test runs with write groups whole (the leader writes the WAL and the memtable) and
+// pipelined (Options::enable_pipelined_write).
+class DBWriteConcurrentTest : public DBTestBase, public testing::WithParamInterface<bool> {
  public:
+  DBWriteConcurrentTest() { options_.enable_pipelined_write = GetParam(); }
+  void WriteDuringASlowInsert(bool fill);
+  // Reads counters c<w> and their mirrors m<w> (written in one batch: the mirror's value starts
+  // with the counter's) under one snapshot; returns how many of them went back since *last, or
+  // showed half a batch.
+  int CheckCounters(std::vector<long>* last) {
+    int violations = 0;
+    const Snapshot* snap = db_->GetSnapshot();
+    ReadOptions ro;
+    ro.snapshot = snap;
+    for (size_t w = 0; w < last->size(); w++) {
+      std::string c, m;
+      const Status s1 = db_->Get(ro, "c" + std::to_string(w), &c);
+      const Status s2 = db_->Get(ro, "m" + std::to_string(w), &m);
+      if (s1.IsNotFound() && s2.IsNotFound()) continue;  // not written yet
+      if (!s1.ok()) {
+        violations++;
+        continue;
+      }
+      const long v = std::stol(c);
+      if (v < (*last)[w]) violations++;
+      if (v > 0 && (!s2.ok() || std::stol(m) != v)) violations++;  // whole batches only
+      (*last)[w] = v;
+    }
+    db_->ReleaseSnapshot(snap);
+    return violations;
+  }
   static std::string Key(int thread, int i) {
     return "t" + std::to_string(thread) + "_" + std::to_string(i);
   }
@@ -46,7 +76,12 @@ int RunSyncWriters(DB* db, int threads, int writes) {
   return failures.load();
 }
 
-TEST_F(DBWriteConcurrentTest, SixteenThreadsFiveThousandWritesEach) {
+INSTANTIATE_TEST_SUITE_P(WritePath, DBWriteConcurrentTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Pipelined" : "Grouped";
+                         });
+
+TEST_P(DBWriteConcurrentTest, SixteenThreadsFiveThousandWritesEach) {
   constexpr int kThreads = 16;
   constexpr int kWrites = 5000;
   options_.statistics = CreateDBStatistics();
@@ -93,7 +128,7 @@ TEST_F(DBWriteConcurrentTest, SixteenThreadsFiveThousandWritesEach) {
   EXPECT_EQ(verify_all(), 0);
 }
 
-TEST_F(DBWriteConcurrentTest, SyncWritesShareFsyncs) {
+TEST_P(DBWriteConcurrentTest, SyncWritesShareFsyncs) {
   constexpr int kThreads = 16;
   constexpr int kWrites = 100;
   options_.statistics = CreateDBStatistics();
@@ -118,7 +153,7 @@ TEST_F(DBWriteConcurrentTest, SyncWritesShareFsyncs) {
   }
 }
 
-TEST_F(DBWriteConcurrentTest, ReadersSeeMonotonicCounters) {
+TEST_P(DBWriteConcurrentTest, ReadersSeeMonotonicCounters) {
   // Each writer bumps its own counter key; readers must never see a counter go backwards,
   // and a snapshot must never see a later batch's half.
   constexpr int kWriters = 4;
@@ -142,26 +177,7 @@ TEST_F(DBWriteConcurrentTest, ReadersSeeMonotonicCounters) {
   for (int r = 0; r < 2; r++) {
     threads.emplace_back([&] {
       std::vector<long> last(kWriters, 0);
-      while (!done.load()) {
-        const Snapshot* snap = db_->GetSnapshot();
-        ReadOptions ro;
-        ro.snapshot = snap;
-        for (int w = 0; w < kWriters; w++) {
-          std::string c;
-          std::string m;
-          Status s1 = db_->Get(ro, "c" + std::to_string(w), &c);
-          Status s2 = db_->Get(ro, "m" + std::to_string(w), &m);
-          if (!s1.ok()) {
-            violations++;
-            continue;
-          }
-          long v = std::stol(c);
-          if (v < last[w]) violations++;
-          if (v > 0 && (!s2.ok() || m != c)) violations++;  // batch seen whole or not at all
-          last[w] = v;
-        }
-        db_->ReleaseSnapshot(snap);
-      }
+      while (!done.load()) violations += CheckCounters(&last);
     });
   }
   for (int w = 0; w < kWriters; w++) threads[w].join();
@@ -172,12 +188,128 @@ TEST_F(DBWriteConcurrentTest, ReadersSeeMonotonicCounters) {
     EXPECT_EQ(Get("c" + std::to_string(w)), std::to_string(kUpdates));
 }
 
+// Writers of two-key batches while memtables switch every few writes, a thread flushes and
+// syncs the WAL (writes that must stop all others), and readers check that counters never go
+// back and batches show whole: pipelined groups must finish inserting before a switch or an
+// exclusive write, and publish in order.
+TEST_P(DBWriteConcurrentTest, WritesAcrossMemtableSwitchesAndExclusiveWrites) {
+  constexpr int kWriters = 4;
+  constexpr int kUpdates = 1500;
+  options_.write_buffer_size = 32 << 10;
+  options_.file_system = FaultInjectionFileSystem::WithParentsOf(dbname_, 5);  // fast syncs
+  Open();
+  std::atomic<bool> done{false};
+  std::atomic<int> violations{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; w++) {
+    threads.emplace_back([&, w] {
+      const std::string pad(100 + 50 * w, 'p');
+      for (int i = 1; i <= kUpdates; i++) {
+        WriteBatch batch;
+        Status s = batch.Put("c" + std::to_string(w), std::to_string(i));
+        if (s.ok()) s = batch.Put("m" + std::to_string(w), std::to_string(i) + pad);
+        WriteOptions wo;
+        wo.sync = i % 100 == 0;
+        if (s.ok()) s = db_->Write(wo, &batch);
+        if (!s.ok()) violations++;
+      }
+    });
+  }
+  std::atomic<int> exclusive{0};
+  std::thread stopper([&] {
+    while (!done.load()) {
+      if (!db_->Flush(FlushOptions()).ok()) violations++;
+      if (!db_->SyncWAL().ok()) violations++;
+      exclusive++;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  std::thread reader([&] {
+    std::vector<long> last(kWriters, 0);
+    while (!done.load()) violations += CheckCounters(&last);
+  });
+  for (auto& t : threads) t.join();
+  done.store(true);
+  stopper.join();
+  reader.join();
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_GT(exclusive.load(), 0);
+  std::string n;
+  ASSERT_TRUE(db_->GetProperty("shale.latest-sequence-number", &n));
+  EXPECT_EQ(n, std::to_string(2 * kWriters * kUpdates));
+  Reopen();
+  for (int w = 0; w < kWriters; w++) {
+    EXPECT_EQ(Get("c" + std::to_string(w)), std::to_string(kUpdates));
+  }
+}
+
+// Comparisons sleep on a thread that set slow_inserts (its memtable inserts then take
+// milliseconds); slowed says one did.
+thread_local bool slow_inserts = false;
+class SlowInsertComparator final : public Comparator {
+ public:
+  int Compare(const Slice& a, const Slice& b) const override {
+    if (slow_inserts) {
+      slowed.store(true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return BytewiseComparator()->Compare(a, b);
+  }
+  const char* Name() const override { return "shale.test.SlowInsertComparator"; }
+  void FindShortestSeparator(std::string* start, const Slice& limit) const override {
+    BytewiseComparator()->FindShortestSeparator(start, limit);
+  }
+  void FindShortSuccessor(std::string* key) const override {
+    BytewiseComparator()->FindShortSuccessor(key);
+  }
+  mutable std::atomic<bool> slowed{false};
+};
+
+// Thread A's write inserts slowly (its skiplist insert takes milliseconds); the main thread
+// writes meanwhile. Whole groups: it waits behind A. Pipelined: it leads the next group at
+// once, but returns only once A's write is visible (groups publish in order). With fill, A's
+// value fills the memtable past write_buffer_size before A's insert starts: the main thread
+// then switches the memtable only after A's insert (A's entry would otherwise land in a
+// memtable being flushed, its record in the log being closed).
+void DBWriteConcurrentTest::WriteDuringASlowInsert(bool fill) {
+  SlowInsertComparator cmp;
+  options_.comparator = &cmp;
+  options_.write_buffer_size = 64 << 10;
+  Open();
+  // Entries for A's insert to compare with.
+  for (int i = 0; i < 64; i++) ASSERT_TRUE(Put("k" + std::to_string(i), "v").ok());
+  const std::string a_value(fill ? 80 << 10 : 10, 'a');
+  std::thread a([&] {
+    slow_inserts = true;
+    EXPECT_TRUE(db_->Put(WriteOptions(), "a", a_value).ok());
+    slow_inserts = false;
+  });
+  while (!cmp.slowed.load()) std::this_thread::yield();
+  ASSERT_TRUE(Put("b", "b").ok());
+  std::string v;
+  EXPECT_TRUE(db_->Get(ReadOptions(), "a", &v).ok()) << "a later write returned first";
+  a.join();
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  EXPECT_EQ(Get("a"), a_value);
+  EXPECT_EQ(Get("b"), "b");
+  Reopen();
+  EXPECT_EQ(Get("a"), a_value);
+  EXPECT_EQ(Get("b"), "b");
+  Close();
+}
+
+TEST_P(DBWriteConcurrentTest, AWriteIsVisibleBeforeLaterOnes) { WriteDuringASlowInsert(false); }
+
+TEST_P(DBWriteConcurrentTest, AWriteIsInsertedBeforeTheNextGroupSwitchesMemtables) {
+  WriteDuringASlowInsert(true);
+}
+
 // Reads without a snapshot race with compactions that keep only the newest version of a key.
 // A read must take its SuperVersion before its sequence: the other order lets a compaction
 // between the two drop the only version at or below the sequence, and the key reads as
 // missing. Readers (more than the cores, so they are preempted anywhere) read keys that
 // always exist while a writer overwrites them and compacts; NotFound is a failure.
-TEST_F(DBWriteConcurrentTest, ReadsNeverMissAKeyWhileCompactionsDropOldVersions) {
+TEST_P(DBWriteConcurrentTest, ReadsNeverMissAKeyWhileCompactionsDropOldVersions) {
   constexpr int kKeys = 4;
   options_.file_system = FaultInjectionFileSystem::WithParentsOf(dbname_, 5);  // fast syncs
   options_.disable_auto_compactions = true;
@@ -228,7 +360,7 @@ TEST_F(DBWriteConcurrentTest, ReadsNeverMissAKeyWhileCompactionsDropOldVersions)
   EXPECT_GT(cycles, 10);
 }
 
-TEST_F(DBWriteConcurrentTest, IteratorsDuringWrites) {
+TEST_P(DBWriteConcurrentTest, IteratorsDuringWrites) {
   Open();
   std::atomic<bool> done{false};
   std::atomic<int> violations{0};
@@ -257,16 +389,27 @@ TEST_F(DBWriteConcurrentTest, IteratorsDuringWrites) {
 // WriteThread alone, its ticket count wrapping past 2^32 mid-run: every writer is finished
 // exactly once, in a group it was queued in, and groups follow queue order; with queued writers
 // sleeping at once, spinning briefly, and spinning for longer than a group takes.
-class WriteThreadConcurrentTest : public testing::TestWithParam<int> {};
+// Pipelined, leaders leave the WAL stage before they finish their groups, which finish in queue
+// order, and later writers lead meanwhile.
+class WriteThreadConcurrentTest : public testing::TestWithParam<std::tuple<int, bool>> {};
 
-INSTANTIATE_TEST_SUITE_P(SpinMicros, WriteThreadConcurrentTest, testing::Values(0, 20, 1000));
+INSTANTIATE_TEST_SUITE_P(SpinMicrosPipelined, WriteThreadConcurrentTest,
+                         testing::Combine(testing::Values(0, 20, 1000), testing::Bool()));
 
 TEST_P(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
   constexpr int kThreads = 8;
   constexpr int kWrites = 300;
-  WriteThread write_thread(1 << 20, std::chrono::microseconds(GetParam()),
-                           /*first_ticket=*/UINT32_MAX - 1000);
+  const int spin_us = std::get<0>(GetParam());
+  const bool pipelined = std::get<1>(GetParam());
+  WriteThread write_thread(1 << 20, std::chrono::microseconds(spin_us),
+                           /*first_ticket=*/UINT32_MAX - 1000, pipelined);
   std::atomic<int> finished{0};
+  // Groups in the memtable stage now, and leaders that took over while one was.
+  std::atomic<int> inserting{0};
+  std::atomic<int> overlapped{0};
+  Mutex order_mu;
+  bool first_group = true;
+  uint32_t last_finished = 0;  // the last ticket of the last group finished
   std::atomic<int> led{0};
   std::atomic<int> members{0};
   std::atomic<int> errors{0};
@@ -284,6 +427,7 @@ TEST_P(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
           finished++;
           continue;
         }
+        if (inserting.load() > 0) overlapped++;
         WriteThread::Group group;
         write_thread.BuildBatchGroup(&w, &group);
         if (group.members.front() != &w) errors++;
@@ -293,6 +437,24 @@ TEST_P(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
         }
         members += static_cast<int>(group.members.size());
         led++;
+        if (pipelined) {
+          inserting++;
+          write_thread.ExitWalStage(&group);
+          write_thread.WaitForEarlierGroups(&w);
+          // A memtable insert of some microseconds, now and then.
+          if (i % 4 == 0) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(30);
+            while (std::chrono::steady_clock::now() < until) {
+            }
+          }
+        }
+        {
+          MutexLock l(&order_mu);
+          if (!first_group && group.members.front()->ticket != last_finished + 1) errors++;
+          first_group = false;
+          last_finished = group.members.back()->ticket;
+        }
+        if (pipelined) inserting--;
         write_thread.ExitAsBatchGroupLeader(group, Status::IOError("finished"));
         if (!w.status.IsIOError()) errors++;
         finished++;
@@ -305,7 +467,10 @@ TEST_P(WriteThreadConcurrentTest, EveryWriterFinishesOnceAcrossTheTicketWrap) {
   EXPECT_EQ(members.load(), kThreads * kWrites);  // each writer in exactly one group
   EXPECT_GT(led.load(), 0);
   EXPECT_EQ(write_thread.spinners(), 0u);
-  if (GetParam() == 0) {
+  if (pipelined) {
+    EXPECT_GT(overlapped.load(), 0);
+  }
+  if (spin_us == 0) {
     EXPECT_EQ(write_thread.spins_that_saw_the_change(), 0u);
   }
 }

@@ -67,7 +67,8 @@ for ((c = 1; c <= cycles; c++)); do
   # once instead of spinning first; one in seven reads through an LRU block cache instead of
   # the CLOCK one; one in six switches memtables once they hold 8 range tombstones; half start
   # table writeback every 64 KiB (--bytes_per_sync), with and without parallel compactions; one
-  # in three has iterators seek past a run of versions of a key after one of them.
+  # in three has iterators seek past a run of versions of a key after one of them; one in three
+  # pipelines writes (WAL and memtable stages).
   parallel=()
   if ((c % 2 == 0)); then parallel=(--max_background_jobs=4 --subcompactions=3); fi
   if ((c % 3 == 0)); then parallel+=(--level_compaction_dynamic_level_bytes); fi
@@ -77,6 +78,7 @@ for ((c = 1; c <= cycles; c++)); do
   if ((c % 6 == 5)); then parallel+=(--memtable_max_range_deletions=8); fi
   if ((c % 4 == 1 || c % 4 == 2)); then parallel+=(--bytes_per_sync=65536); fi
   if ((c % 3 == 1)); then parallel+=(--max_sequential_skip_in_iterations=1); fi
+  if ((c % 3 == 2)); then parallel+=(--enable_pipelined_write); fi
   if ((families > 1 && c % 2 == 1)); then parallel+=(--atomic_flush); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \

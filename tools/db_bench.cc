@@ -86,6 +86,8 @@ DEFINE_uint64(bytes_per_sync, shale::Options().bytes_per_sync,
               "Table files start writeback every this many bytes (0: at their sync only)");
 DEFINE_uint64(write_thread_max_yield_usec, shale::Options().write_thread_max_yield_usec,
               "How long a queued writer spins before it sleeps");
+DEFINE_bool(enable_pipelined_write, shale::Options().enable_pipelined_write,
+            "A write group's memtable insert overlaps the next group's WAL write");
 DEFINE_bool(statistics, false, "Collect and print DB statistics");
 DEFINE_int64(batch_size, 1, "Writes per WriteBatch; keys per MultiGet in multireadrandom");
 DEFINE_bool(multiread_batched, false, "multireadrandom: use the batched MultiGet (always)");
@@ -504,6 +506,7 @@ class Benchmark {
     o.memtable_bloom_size_ratio = FLAGS_memtable_bloom_size_ratio;
     o.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
     o.write_thread_max_yield_usec = FLAGS_write_thread_max_yield_usec;
+    o.enable_pipelined_write = FLAGS_enable_pipelined_write;
     o.bytes_per_sync = FLAGS_bytes_per_sync;
     o.max_sequential_skip_in_iterations = FLAGS_max_sequential_skip_in_iterations;
     // One block cache for the whole run, as RocksDB's db_bench does.

@@ -85,6 +85,8 @@ DEFINE_int32(subcompactions, 1, "Parts an L0 compaction is split into");
 DEFINE_bool(level_compaction_dynamic_level_bytes, false, "Size levels from the bottom");
 DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_thread_adaptive_yield,
             "Queued writers spin briefly before they sleep");
+DEFINE_bool(enable_pipelined_write, shale::Options().enable_pipelined_write,
+            "A write group's memtable insert overlaps the next group's WAL write");
 DEFINE_string(cache_type, "hyper_clock_cache", "Block cache: hyper_clock_cache or lru_cache");
 DEFINE_uint64(cache_size, 256 << 10,
               "Block cache capacity: small, so readers and writers evict blocks all the time");
@@ -692,6 +694,7 @@ int Main() {
   options.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
   options.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
   options.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
+  options.enable_pipelined_write = FLAGS_enable_pipelined_write;
   options.atomic_flush = FLAGS_atomic_flush;
   options.memtable_max_range_deletions = FLAGS_memtable_max_range_deletions;
   options.bytes_per_sync = FLAGS_bytes_per_sync;

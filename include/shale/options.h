@@ -87,6 +87,13 @@ struct DBOptions {
   // write_thread_max_yield_usec <= 1,000,000.
   bool enable_write_thread_adaptive_yield = true;
   uint64_t write_thread_max_yield_usec = 20;
+  // A write group's memtable insert overlaps the next group's WAL write: once a group's leader
+  // has written the WAL record, the next writer queued leads the next group while this one
+  // inserts. Groups still become visible to readers, and their writers return, in the order
+  // they were written to the WAL. A memtable switch and every write that must stop all others
+  // (Flush, SyncWAL, column family changes) first wait for the groups inserting. Two threads
+  // writing 1 KB values ran 0.84-0.97x as fast with it as without (docs/benchmarks.md).
+  bool enable_pipelined_write = false;
   // The write rate while writes are slowed down (ColumnFamilyOptions' stall triggers). > 0.
   uint64_t delayed_write_rate = 16ull << 20;
   // With more than one column family: once the live WAL files hold more than this many bytes,

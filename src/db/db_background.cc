@@ -169,9 +169,10 @@ uint64_t DBImpl::MaxTotalWalSize() const {
   return 4 * memtables;
 }
 
-Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
+Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer* leader) {
   MutexLock l(&mutex_);
   bool delayed = false;
+  bool earlier_groups_done = !write_thread_.pipelined();
   while (true) {
     if (!bg_error_.ok()) {
       return Status::IOError("DB is read-only after an earlier error; call Resume()",
@@ -213,6 +214,15 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes) {
       stall_reason_ = "memtable-limit";
       stall_family_ = st.memtable_limit->name;
       st.memtable_limit->stall_count_memtable++;
+    } else if (!earlier_groups_done && !st.full.empty()) {
+      // Pipelined: earlier groups may still insert into the memtables about to be switched
+      // (their records are in the log about to be closed). Once they are finished no other
+      // group starts before this one's (the leader holds the WAL stage): decide again.
+      mutex_.Unlock();
+      write_thread_.WaitForEarlierGroups(leader);
+      mutex_.Lock();
+      earlier_groups_done = true;
+      continue;
     } else {
       if (!delayed) {
         stall_reason_ = "none";

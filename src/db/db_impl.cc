@@ -31,7 +31,8 @@ DBImpl::DBImpl(const Options& options, std::string dbname)
       write_thread_(options.max_write_batch_group_size_bytes,
                     std::chrono::microseconds(options.enable_write_thread_adaptive_yield
                                                   ? options.write_thread_max_yield_usec
-                                                  : 0)),
+                                                  : 0),
+                    /*first_ticket=*/1, options.enable_pipelined_write),
       write_delay_(std::max<uint64_t>(options.delayed_write_rate, 1)) {
   MutexLock l(&mutex_);
   PublishFamilies(FamilyMap{{0, default_cfd_}});

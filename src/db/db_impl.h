@@ -220,8 +220,9 @@ class DBImpl final : public DB {
 
   // ---- Memtables, write stalls, background threads, flush (db_background.cc) ----
   // Leader only: switches full memtables, or waits while some family's L0 or immutable
-  // memtables are backed up (write stalls). Returns the background error, if any.
-  Status MakeRoomForWrite(uint64_t group_bytes) EXCLUDES(mutex_);
+  // memtables are backed up (write stalls). Returns the background error, if any. Before a
+  // switch, waits for the groups before leader's to finish (pipelined writes).
+  Status MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer* leader) EXCLUDES(mutex_);
   // The worst write stall any family calls for now (l0/pending: the families' L0 file count
   // and pending compaction bytes, with the family that sets each), and the memtables to switch:
   // full ones, and past max_total_wal_size those holding the oldest live WAL. Leader only (it
@@ -535,6 +536,8 @@ Status DBImpl::WithWritesStopped(Fn&& fn) {
   (void)leader;
   WriteThread::Group group;
   write_thread_.BuildBatchGroup(&w, &group);
+  // Pipelined: the groups still inserting are finished first.
+  write_thread_.WaitForEarlierGroups(&w);
   Status s = fn();
   write_thread_.ExitAsBatchGroupLeader(group, s);
   return s;

@@ -147,7 +147,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   // while the DB is read-only after an error.
   {
     PerfTimer delay_timer(&PerfContext::write_delay_time);
-    s = MakeRoomForWrite(group.total_bytes);
+    s = MakeRoomForWrite(group.total_bytes, &w);
   }
   const SequenceNumber first_seq = last_allocated_sequence_ + 1;
   const SequenceNumber last_seq = last_allocated_sequence_ + group.total_count;
@@ -158,6 +158,13 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   SHALE_ASSERT(first_seq > last_sequence_.load(std::memory_order_relaxed));
   if (s.ok() && last_seq > kMaxSequenceNumber) s = Status::IOError("sequence numbers exhausted");
   if (s.ok() && !group.disable_wal) s = WriteGroupToLog(group, first_seq, last_seq);
+  if (s.ok()) last_allocated_sequence_ = last_seq;
+  if (write_thread_.pipelined()) {
+    // The next group's leader may write the WAL now; this group inserts and publishes once
+    // the groups before it have (sequences become visible in order).
+    write_thread_.ExitWalStage(&group);
+    write_thread_.WaitForEarlierGroups(&w);
+  }
   if (s.ok()) InsertGroup(group, first_seq, last_seq);
   write_thread_.ExitAsBatchGroupLeader(group, s);
   if (stats_ != nullptr) stats_->recordInHistogram(DB_WRITE, NowMicros() - start_us);
@@ -238,7 +245,6 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
     ins.PermitUncheckedError();
     seq += m->batch->Count();
   }
-  last_allocated_sequence_ = last_seq;
   last_sequence_.store(last_seq, std::memory_order_release);
   if (stats_ != nullptr) {
     stats_->recordTick(NUMBER_KEYS_WRITTEN, group.total_count);

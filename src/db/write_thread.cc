@@ -22,24 +22,51 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
     if (gather_want_ != 0 && queue_.size() >= gather_want_) gather_cv_.Signal();
   }
   bool spun = spin_.count() == 0;  // the spin is spent (or not allowed)
+  // Pipelined: first until w leads, or its group has left the WAL stage.
+  while (pipelined_) {
+    const uint32_t led = led_.Load();
+    // Tickets wrap: compare by difference.
+    const auto ahead = static_cast<int32_t>(w->ticket - led);
+    if (ahead == 1) return true;  // every writer before w left the WAL stage: w heads the queue
+    if (ahead <= 0) {
+      spun = spin_.count() == 0;  // the memtable stage gets its own spin
+      break;
+    }
+    Await(&led_, led, &spun);
+  }
   while (true) {
     const uint32_t completed = completed_.Load();
-    // Tickets wrap: compare by difference.
     const auto ahead = static_cast<int32_t>(w->ticket - completed);
-    if (ahead <= 0) return false;  // finished by a leader; w->status is set
-    if (ahead == 1) return true;   // everyone before w is done: w heads the queue
-    // Spins before its first sleep only (a writer further back would otherwise spin through
-    // every group ahead of it), and only while no other writer spins.
-    bool changed = false;
-    if (!spun) {
-      spun = true;
-      if (spinners_.fetch_add(1, std::memory_order_relaxed) == 0) {
-        changed = completed_.SpinWhile(completed, spin_, followers_may_spin_);
-        if (changed) spin_hits_.fetch_add(1, std::memory_order_relaxed);
-      }
-      spinners_.fetch_sub(1, std::memory_order_relaxed);
+    if (ahead <= 0) return false;                // finished by a leader; w->status is set
+    if (ahead == 1 && !pipelined_) return true;  // everyone before w is done: w heads the queue
+    Await(&completed_, completed, &spun);
+  }
+}
+
+void WriteThread::Await(WaitWord* word, uint32_t seen, bool* spun) {
+  // Spins before its first sleep only (a writer further back would otherwise spin through
+  // every group ahead of it), and only while no other writer spins.
+  bool changed = false;
+  if (!*spun) {
+    *spun = true;
+    if (spinners_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      changed = word->SpinWhile(seen, spin_, followers_may_spin_);
+      if (changed) spin_hits_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (!changed) completed_.WaitWhile(completed);
+    spinners_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  if (!changed) word->WaitWhile(seen);
+}
+
+void WriteThread::WaitForEarlierGroups(const Writer* leader) {
+  bool spun = spin_.count() == 0;
+  while (true) {
+    const uint32_t completed = completed_.Load();
+    const auto ahead = static_cast<int32_t>(leader->ticket - completed);
+    SHALE_ASSERT(ahead >= 1);
+    if (ahead == 1) return;
+    SHALE_ASSERT(pipelined_);  // otherwise a leader heads the queue only once all are finished
+    Await(&completed_, completed, &spun);
   }
 }
 
@@ -117,23 +144,41 @@ void WriteThread::RecordSyncLatency(uint64_t micros) {
       sync_latency_us_ == 0 ? micros : sync_latency_us_ - sync_latency_us_ / 8 + micros / 8;
 }
 
-void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
+void WriteThread::DequeueGroupLocked(const Group& group) {
+  for (Writer* w : group.members) {
+    SHALE_ASSERT(!queue_.empty() && queue_.front() == w);
+    queue_.pop_front();
+  }
+  queued_.StoreForSpinners(static_cast<uint32_t>(queue_.size()));
+  recent_writers_.store(group.members.size() + queue_.size(), std::memory_order_relaxed);
+  // The next leader's group: a sync or exclusive one clears the flag again in
+  // BuildBatchGroup, but its writers should not spin meanwhile either.
+  followers_may_spin_.store(queue_.empty() || (!queue_.front()->sync && !queue_.front()->exclusive),
+                            std::memory_order_relaxed);
+  if (pipelined_) led_.Store(group.members.back()->ticket);
+}
+
+void WriteThread::ExitWalStage(Group* group) {
+  SHALE_ASSERT(pipelined_ && !group->left_wal_stage);
   {
     MutexLock l(&mu_);
-    for (Writer* w : group.members) {
-      SHALE_ASSERT(!queue_.empty() && queue_.front() == w);
-      w->status = s;
-      queue_.pop_front();
-    }
-    queued_.StoreForSpinners(static_cast<uint32_t>(queue_.size()));
-    recent_writers_.store(group.members.size() + queue_.size(), std::memory_order_relaxed);
-    // The next leader's group: a sync or exclusive one clears the flag again in
-    // BuildBatchGroup, but its writers should not spin meanwhile either.
-    followers_may_spin_.store(
-        queue_.empty() || (!queue_.front()->sync && !queue_.front()->exclusive),
-        std::memory_order_relaxed);
-    completed_.Store(group.members.back()->ticket);
+    DequeueGroupLocked(*group);
   }
+  group->left_wal_stage = true;
+  // Wakes the next leader and the members (which then wait for completed_).
+  led_.WakeAll();
+}
+
+void WriteThread::ExitAsBatchGroupLeader(const Group& group, const Status& s) {
+  const uint32_t last = group.members.back()->ticket;
+  {
+    MutexLock l(&mu_);
+    SHALE_ASSERT(static_cast<uint32_t>(completed_.Load() + 1) == group.members.front()->ticket);
+    if (!group.left_wal_stage) DequeueGroupLocked(group);
+    for (Writer* w : group.members) w->status = s;
+    completed_.Store(last);
+  }
+  if (pipelined_ && !group.left_wal_stage) led_.WakeAll();
   // Wakes the members and the next leader (writers queued further back sleep again).
   completed_.WakeAll();
 }

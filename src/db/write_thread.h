@@ -36,6 +36,17 @@
 // spinning (off with it). Two threads writing 1 KB values ran about 6 % faster with it and used
 // about 5 % less CPU (docs/benchmarks.md).
 //
+// Pipelined (Options::enable_pipelined_write): a group passes through two stages. In the WAL
+// stage (queue head to ExitWalStage) its leader makes room, allocates sequences and writes the
+// WAL record; then the group leaves the queue and the next writer leads the next group's WAL
+// write while this one inserts into the memtable. The memtable stage takes groups in queue
+// order: a leader inserts once every earlier group is finished (WaitForEarlierGroups), then
+// publishes and finishes its members (ExitAsBatchGroupLeader). A writer first waits on a second
+// word, led_ (the last ticket that left the WAL stage): the writer right after it leads; a
+// writer at or before it is a member and then waits on completed_. Each word is stored before
+// its wake, so neither wait can miss its change. Whatever must see every allocated sequence
+// applied (a memtable switch, an exclusive writer) waits for the earlier groups first.
+//
 // Thread safety: all methods are called concurrently by writer threads; the queue is guarded by
 // mu_. A Writer lives on its thread's stack; the leader writes its status under mu_ before
 // completing it and never touches it afterwards.
@@ -79,15 +90,20 @@ class WriteThread {
     bool disable_wal = false;
     size_t total_bytes = 0;
     uint64_t total_count = 0;
+    bool left_wal_stage = false;  // ExitWalStage was called (pipelined)
   };
 
   // spin: how long a queued writer re-reads the completion word before it sleeps (0: never).
   // first_ticket: the first writer's ticket (tests start near the wrap of the 32-bit count).
-  WriteThread(size_t max_group_bytes, std::chrono::nanoseconds spin, uint32_t first_ticket = 1)
+  // pipelined: groups pass through a WAL stage and a memtable stage (class comment).
+  WriteThread(size_t max_group_bytes, std::chrono::nanoseconds spin, uint32_t first_ticket = 1,
+              bool pipelined = false)
       : max_group_bytes_(max_group_bytes),
         spin_(spin),
+        pipelined_(pipelined),
         next_ticket_(first_ticket),
-        completed_(first_ticket - 1) {}
+        completed_(first_ticket - 1),
+        led_(first_ticket - 1) {}
   WriteThread(const WriteThread&) = delete;
   WriteThread& operator=(const WriteThread&) = delete;
 
@@ -99,7 +115,15 @@ class WriteThread {
   void BuildBatchGroup(Writer* leader, Group* group) EXCLUDES(mu_);
   // The leader reports how long its group's fsync took (bounds the next gathering wait).
   void RecordSyncLatency(uint64_t micros) EXCLUDES(mu_);
-  // Finishes every member with status s, dequeues them, and wakes the next leader.
+  // REQUIRES: pipelined; the leader of *group, after its WAL write. The group leaves the WAL
+  // stage: its members leave the queue, and the next writer queued leads the next group. The
+  // members stay waiting until ExitAsBatchGroupLeader.
+  void ExitWalStage(Group* group) EXCLUDES(mu_);
+  // REQUIRES: leader leads a group. Returns once every group before it is finished: at once
+  // unless pipelined.
+  void WaitForEarlierGroups(const Writer* leader);
+  // REQUIRES: every earlier group is finished. Finishes every member with status s (dequeuing
+  // them, unless ExitWalStage did), and wakes the next leader.
   void ExitAsBatchGroupLeader(const Group& group, const Status& s) EXCLUDES(mu_);
   // The leader is about to wait long (a write stall): queued writers sleep at once until the
   // group exits.
@@ -109,7 +133,8 @@ class WriteThread {
   // leader finish.
   uint32_t spinners() const { return spinners_.load(std::memory_order_relaxed); }
   uint64_t spins_that_saw_the_change() const { return spin_hits_.load(std::memory_order_relaxed); }
-  // For tests: writers queued now (the leader included).
+  bool pipelined() const { return pipelined_; }
+  // For tests: writers queued now (the leader included; pipelined: in the WAL stage).
   uint32_t queued() const { return queued_.Load(); }
   // For tests: lone leaders that spun for a companion, and those that found one.
   uint64_t companion_spins() const { return companion_spins_.load(std::memory_order_relaxed); }
@@ -122,15 +147,24 @@ class WriteThread {
   // moment ago (the last group had more members, or left writers queued) spins briefly for
   // one of them to queue: see the class comment.
   void SpinForCompanion(const Writer* leader) EXCLUDES(mu_);
+  // Returns once word may no longer hold seen: the first call per wait (*spun false) re-reads
+  // it for up to the spin bound if no other writer spins, then sleeps.
+  void Await(WaitWord* word, uint32_t seen, bool* spun);
+  // Dequeues the group's members (a leader's exit from the WAL stage).
+  void DequeueGroupLocked(const Group& group) REQUIRES(mu_);
 
   const size_t max_group_bytes_;
   const std::chrono::nanoseconds spin_;
+  const bool pipelined_;
   Mutex mu_;
   std::deque<Writer*> queue_ GUARDED_BY(mu_);
   uint32_t next_ticket_ GUARDED_BY(mu_);
   // The ticket of the last writer a leader finished; stored under mu_ (so it only grows, in
   // tickets' wrapping order), read without it by queued writers, which sleep on it.
   WaitWord completed_;
+  // Pipelined only: the ticket of the last writer whose group left the WAL stage (stored under
+  // mu_, like completed_; never behind it).
+  WaitWord led_;
   // False while the leading group syncs, is exclusive or stalls (long waits: queued writers
   // sleep at once). Stored under mu_, read without it (a hint: a stale value only spins or sleeps
   // early).
