@@ -268,7 +268,8 @@ class SlowInsertComparator final : public Comparator {
 // Thread A's write inserts slowly (its skiplist insert takes milliseconds); the main thread
 // writes meanwhile. Whole groups: it waits behind A. Pipelined: it leads the next group at
 // once, but returns only once A's write is visible (groups publish in order). With fill, A's
-// value fills the memtable past write_buffer_size before A's insert starts: the main thread
+// value fills the memtable past write_buffer_size before A's insert starts (MemTable::Add copies
+// a value longer than kMaxInlineValue into its arena before it links the entry): the main thread
 // then switches the memtable only after A's insert (A's entry would otherwise land in a
 // memtable being flushed, its record in the log being closed).
 void DBWriteConcurrentTest::WriteDuringASlowInsert(bool fill) {

@@ -140,7 +140,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   }
 
   // This thread leads a group: nobody else writes the WAL or allocates sequences until
-  // ExitAsBatchGroupLeader.
+  // ExitAsBatchGroupLeader (pipelined: until ExitWalStage).
   WriteThread::Group group;
   write_thread_.BuildBatchGroup(&w, &group);
   // Switch a full memtable, or stall while flush and compaction catch up; also refuses writes
