@@ -66,10 +66,14 @@ struct PerfContext {
   // Seeks of iterators past the keys a range tombstone covers in sorted runs older than it.
   uint64_t internal_range_del_reseek_count = 0;
   // ---- writes ----
-  uint64_t write_thread_wait_nanos = 0;  // ns waiting to lead a write group or for its leader
-  uint64_t write_delay_time = 0;         // ns making room: memtable switches and write stalls
-  uint64_t write_wal_time = 0;           // ns appending (and syncing) the group's WAL record
-  uint64_t write_memtable_time = 0;      // ns inserting the group into the memtable
+  // ns waiting to lead a write group or for its leader, and (pipelined writes) for the groups
+  // ahead to finish their memtable inserts
+  uint64_t write_thread_wait_nanos = 0;
+  // ns making room: memtable switches (pipelined writes: with the wait for the groups ahead to
+  // finish inserting into the memtable being switched) and write stalls
+  uint64_t write_delay_time = 0;
+  uint64_t write_wal_time = 0;       // ns appending (and syncing) the group's WAL record
+  uint64_t write_memtable_time = 0;  // ns inserting the group into the memtable
 
   // Zeroes every field.
   void Reset();

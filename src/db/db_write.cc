@@ -163,6 +163,7 @@ Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
     // The next group's leader may write the WAL now; this group inserts and publishes once
     // the groups before it have (sequences become visible in order).
     write_thread_.ExitWalStage(&group);
+    PerfTimer earlier_timer(&PerfContext::write_thread_wait_nanos);
     write_thread_.WaitForEarlierGroups(&w);
   }
   if (s.ok()) InsertGroup(group, first_seq, last_seq);

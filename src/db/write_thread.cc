@@ -34,12 +34,18 @@ bool WriteThread::JoinBatchGroup(Writer* w) {
     }
     Await(&led_, led, &spun);
   }
+  // Finished by a leader (w->status is set), or, not pipelined, heading the queue once everyone
+  // before w is done.
+  return AwaitCompleted(w, pipelined_ ? 0 : 1, &spun) == 1;
+}
+
+int32_t WriteThread::AwaitCompleted(const Writer* w, int32_t within, bool* spun) {
   while (true) {
     const uint32_t completed = completed_.Load();
+    // Tickets wrap: compare by difference.
     const auto ahead = static_cast<int32_t>(w->ticket - completed);
-    if (ahead <= 0) return false;                // finished by a leader; w->status is set
-    if (ahead == 1 && !pipelined_) return true;  // everyone before w is done: w heads the queue
-    Await(&completed_, completed, &spun);
+    if (ahead <= within) return ahead;
+    Await(&completed_, completed, spun);
   }
 }
 
@@ -59,15 +65,11 @@ void WriteThread::Await(WaitWord* word, uint32_t seen, bool* spun) {
 }
 
 void WriteThread::WaitForEarlierGroups(const Writer* leader) {
+  // Not pipelined, a leader heads the queue only once every earlier group is finished.
+  SHALE_ASSERT(pipelined_ || static_cast<int32_t>(leader->ticket - completed_.Load()) == 1);
   bool spun = spin_.count() == 0;
-  while (true) {
-    const uint32_t completed = completed_.Load();
-    const auto ahead = static_cast<int32_t>(leader->ticket - completed);
-    SHALE_ASSERT(ahead >= 1);
-    if (ahead == 1) return;
-    SHALE_ASSERT(pipelined_);  // otherwise a leader heads the queue only once all are finished
-    Await(&completed_, completed, &spun);
-  }
+  const int32_t ahead = AwaitCompleted(leader, 1, &spun);
+  SHALE_ASSERT(ahead == 1);  // the leader itself is not finished
 }
 
 void WriteThread::SpinForCompanion(const Writer* leader) {

@@ -129,11 +129,13 @@ class WriteThread {
   // group exits.
   void LeaderStalls() EXCLUDES(mu_);
 
+  // Groups pass through a WAL stage and a memtable stage (the constructor's `pipelined`).
+  bool pipelined() const { return pipelined_; }
+
   // For tests: writers spinning now (or just refused a spin), and spins that saw their
   // leader finish.
   uint32_t spinners() const { return spinners_.load(std::memory_order_relaxed); }
   uint64_t spins_that_saw_the_change() const { return spin_hits_.load(std::memory_order_relaxed); }
-  bool pipelined() const { return pipelined_; }
   // For tests: writers queued now (the leader included; pipelined: in the WAL stage).
   uint32_t queued() const { return queued_.Load(); }
   // For tests: lone leaders that spun for a companion, and those that found one.
@@ -150,6 +152,9 @@ class WriteThread {
   // Returns once word may no longer hold seen: the first call per wait (*spun false) re-reads
   // it for up to the spin bound if no other writer spins, then sleeps.
   void Await(WaitWord* word, uint32_t seen, bool* spun);
+  // Returns once at most `within` writers up to and including w are unfinished (w's ticket
+  // minus completed_ is at most `within`), and that count (0 or less: w is finished).
+  int32_t AwaitCompleted(const Writer* w, int32_t within, bool* spun);
   // Dequeues the group's members (a leader's exit from the WAL stage).
   void DequeueGroupLocked(const Group& group) REQUIRES(mu_);
 
