@@ -296,6 +296,38 @@ TEST_P(ConcurrentCacheTest, ManyThreadsInsertLookupRelease) {
 
 // ---- The CLOCK cache's own behaviour ----
 
+// The walks over every entry (destruction, EraseUnRefEntries, GetPinnedUsage) read only the
+// pages of the table that inserts wrote: entries scattered over a table of thousands of pages,
+// with the ones between them never written, are all found.
+TEST(ClockCacheTest, WalksFindEntriesAnywhereInALargeTable) {
+  std::vector<std::pair<int, int>> deleted;
+  g_deleted = &deleted;
+  // 4 shards of 2^17 slots of 64 bytes (8,192 pages of 4 KiB), of which a few hundred get entries.
+  auto cache = HyperClockCacheOptions(200000, 1, 2).MakeSharedCache();
+  Random rnd(11);
+  std::set<int> live;
+  std::vector<Cache::Handle*> pinned;
+  for (int i = 0; i < 600; i++) {
+    const int key = static_cast<int>(rnd.Uniform(1 << 30));
+    if (!live.insert(key).second) continue;
+    Cache::Handle* h = nullptr;
+    const bool pin = i % 10 == 0;
+    ASSERT_TRUE(cache->Insert(Key(key), new int(key), 3, &Deleter, pin ? &h : nullptr).ok());
+    if (pin) pinned.push_back(h);
+  }
+  EXPECT_EQ(cache->GetPinnedUsage(), 3 * pinned.size());
+  cache->EraseUnRefEntries();  // frees every unpinned entry
+  EXPECT_EQ(deleted.size(), live.size() - pinned.size());
+  EXPECT_EQ(cache->GetUsage(), 3 * pinned.size());
+  for (Cache::Handle* h : pinned) cache->Release(h);
+  cache.reset();  // the rest
+  EXPECT_EQ(deleted.size(), live.size());
+  std::set<int> deleted_keys;
+  for (const auto& [k, v] : deleted) deleted_keys.insert(k);
+  EXPECT_EQ(deleted_keys, live);
+  g_deleted = nullptr;
+}
+
 // Keys of every length class: empty, inline (up to 16 bytes, compared in the slot) and long
 // (a heap copy). The deleter gets back the key the entry was inserted with.
 TEST(ClockCacheTest, KeysOfEveryLength) {

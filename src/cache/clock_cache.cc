@@ -190,17 +190,18 @@ class ClockShard {
     mask_ = slots_n - 1;
     occupancy_limit_ = slots_n * 85 / 100;
     strict_ = strict;
+    claimed_pages_ = std::make_unique<std::atomic<uint64_t>[]>(PageMapWords());
   }
 
   ~ClockShard() {
     // Every handle has been released (include/shale/cache.h): no slot is referenced.
     SHALE_ASSERT(standalone_count_.load() == 0);
-    for (uint64_t i = 0; slots_ != nullptr && i <= mask_; i++) {
-      const uint64_t st = slots_[i].state.load(std::memory_order_acquire);
-      if ((st & kInUse) == 0) continue;
+    ForEachClaimedSlot([](Slot* s) {
+      const uint64_t st = s->state.load(std::memory_order_acquire);
+      if ((st & kInUse) == 0) return;
       SHALE_ASSERT((st & kLive) != 0 && Refs(st) == 0);
-      Freed(&slots_[i]).Run();
-    }
+      Freed(s).Run();
+    });
   }
 
   // Hints the CPU to load, for writing, the first slot a probe for hash visits.
@@ -372,12 +373,12 @@ class ClockShard {
   }
 
   void EraseUnRefEntries() {
-    for (uint64_t i = 0; i <= mask_; i++) {
-      const uint64_t st = slots_[i].state.load(std::memory_order_relaxed);
-      if ((st & kLive) == 0 || Refs(st) != 0) continue;
+    ForEachClaimedSlot([this](Slot* s) {
+      const uint64_t st = s->state.load(std::memory_order_relaxed);
+      if ((st & kLive) == 0 || Refs(st) != 0) return;
       Freed f;
-      if (TryFree(&slots_[i], st, &f, nullptr)) f.Run();
-    }
+      if (TryFree(s, st, &f, nullptr)) f.Run();
+    });
   }
 
   size_t usage() const { return usage_.load(std::memory_order_relaxed); }
@@ -387,11 +388,10 @@ class ClockShard {
   // or read a slot as it is refilled. Exact when the cache is quiescent.
   size_t pinned_usage() const {
     size_t pinned = standalone_usage_.load(std::memory_order_relaxed);
-    for (uint64_t i = 0; i <= mask_; i++) {
-      const Slot& s = slots_[i];
-      const uint64_t st = s.state.load(std::memory_order_acquire);
-      if ((st & kLive) != 0 && Refs(st) > 0) pinned += s.charge.load(std::memory_order_relaxed);
-    }
+    ForEachClaimedSlot([&pinned](const Slot* s) {
+      const uint64_t st = s->state.load(std::memory_order_acquire);
+      if ((st & kLive) != 0 && Refs(st) > 0) pinned += s->charge.load(std::memory_order_relaxed);
+    });
     return pinned;
   }
 
@@ -404,6 +404,40 @@ class ClockShard {
 
   uint64_t Step(uint64_t hash) const { return ((hash >> 32) & mask_) | 1; }
 
+  // The page map: one bit per page of slots (kSlotsPerPage) that a claim has written. The
+  // other slots are all zero (empty), and on some kernels even reading a page of the mapping
+  // that was never written gives it memory (no shared zero page), so the walks over every
+  // entry (destruction, EraseUnRefEntries, pinned_usage) read only the marked pages.
+  static constexpr uint64_t kSlotsPerPage = 4096 / sizeof(Slot);
+  size_t PageMapWords() const {
+    return ((mask_ + 1 + kSlotsPerPage - 1) / kSlotsPerPage + 63) / 64;
+  }
+  void MarkClaimed(uint64_t idx) {
+    const uint64_t page = idx / kSlotsPerPage;
+    std::atomic<uint64_t>& word = claimed_pages_[page / 64];
+    const uint64_t bit = uint64_t{1} << (page % 64);
+    if ((word.load(std::memory_order_relaxed) & bit) == 0) {
+      word.fetch_or(bit, std::memory_order_relaxed);
+    }
+  }
+  // Calls f on every slot of the marked pages. A slot claimed concurrently may be missed, as
+  // a walk over the whole table could miss it too; quiescent, every slot in use is visited
+  // (a claim marks its page before it publishes the entry).
+  template <typename F>
+  void ForEachClaimedSlot(F f) const {
+    if (slots_ == nullptr) return;
+    const uint64_t slots = mask_ + 1;
+    for (size_t w = 0; w < PageMapWords(); w++) {
+      uint64_t bits = claimed_pages_[w].load(std::memory_order_acquire);
+      while (bits != 0) {
+        const uint64_t page = w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits));
+        bits &= bits - 1;
+        const uint64_t end = std::min(slots, (page + 1) * kSlotsPerPage);
+        for (uint64_t i = page * kSlotsPerPage; i < end; i++) f(&slots_[i]);
+      }
+    }
+  }
+
   // Takes an empty slot on hash's path, counting the path over the slots before it; null if a
   // whole cycle found none (concurrent inserts filled every slot it tried).
   Slot* Claim(uint64_t hash) {
@@ -411,7 +445,10 @@ class ClockShard {
     uint64_t idx = hash & mask_;
     for (uint64_t n = 0; n <= mask_; n++) {
       Slot* s = &slots_[idx];
-      if ((s->state.fetch_or(kInUse, std::memory_order_acq_rel) & kInUse) == 0) return s;
+      if ((s->state.fetch_or(kInUse, std::memory_order_acq_rel) & kInUse) == 0) {
+        MarkClaimed(idx);
+        return s;
+      }
       s->passes.fetch_add(1, std::memory_order_relaxed);
       idx = (idx + step) & mask_;
     }
@@ -492,6 +529,8 @@ class ClockShard {
   uint64_t mask_ = 0;
   size_t occupancy_limit_ = 0;
   bool strict_ = false;
+  // Pages of slots ever claimed (MarkClaimed); bits are set, never cleared.
+  std::unique_ptr<std::atomic<uint64_t>[]> claimed_pages_;
 
   // Written by inserts and frees, read by Release.
   alignas(64) std::atomic<size_t> capacity_{0};
