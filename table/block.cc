@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "src/util/coding.h"
 #include "src/util/invariants.h"
@@ -28,8 +29,26 @@ void Block::InitIterator(const Comparator* cmp, BlockIter* iter) const {
   if (malformed_) {
     iter->InitCorrupt("restart array does not fit in the block");
   } else {
-    iter->Init(cmp, data_, restart_offset_, num_restarts_);
+    iter->Init(cmp, data_, restart_offset_, num_restarts_, prefix_index_.get());
   }
+}
+
+void Block::BuildRestartPrefixIndex() {
+  constexpr size_t kTagSize = 8;  // an internal key's sequence number and type
+  if (malformed_) return;
+  BlockIter iter;
+  iter.Init(nullptr, data_, restart_offset_, num_restarts_);
+  std::vector<Slice> user_keys;
+  user_keys.reserve(num_restarts_);
+  for (uint32_t i = 0; i < num_restarts_; i++) {
+    Slice key;
+    if (!iter.RestartKey(i, &key) || key.size() < kTagSize) return;
+    user_keys.emplace_back(key.data(), key.size() - kTagSize);
+    // Out of order (a damaged block whose checksum still matched): no index; seeks search the
+    // keys themselves.
+    if (i > 0 && user_keys[i - 1].compare(user_keys[i]) > 0) return;
+  }
+  prefix_index_ = std::make_unique<RestartPrefixIndex>(user_keys);
 }
 
 std::unique_ptr<BlockIter> Block::NewIterator(const Comparator* cmp) const {
@@ -39,8 +58,10 @@ std::unique_ptr<BlockIter> Block::NewIterator(const Comparator* cmp) const {
 }
 
 void BlockIter::Init(const Comparator* cmp, const char* data, uint32_t restarts,
-                     uint32_t num_restarts) {
+                     uint32_t num_restarts, const RestartPrefixIndex* prefix_index) {
   cmp_ = cmp;
+  prefix_index_ = prefix_index;
+  SHALE_ASSERT(prefix_index == nullptr || prefix_index->size() == num_restarts);
   data_ = data;
   restarts_ = restarts;
   num_restarts_ = num_restarts;
@@ -170,6 +191,11 @@ void BlockIter::Seek(const Slice& target) {
   if (!status_.ok() || data_ == nullptr) return;
   // The last restart point whose key is < target; the answer is at or after it. (One target:
   // the plain search, without FindRestarts' bookkeeping for many.)
+  if (prefix_index_ != nullptr) {
+    uint32_t restart;
+    if (SearchPrefixIndex(target, &restart)) SeekFromRestart(restart, target);
+    return;
+  }
   uint32_t left = 0;
   uint32_t right = num_restarts_ - 1;
   while (left < right) {
@@ -195,6 +221,14 @@ bool BlockIter::FindRestarts(const Slice* targets, size_t n, uint32_t* restarts)
   // the chunk's anchors (every kAnchorEvery-th target and the last) are searched over the
   // whole block first, and every other target only between the answers of the anchors around
   // it: targets that share a data block (a dense batch) then cost next to nothing.
+  if (prefix_index_ != nullptr) {
+    // The index's array is small and contiguous: each search stays within it and the CPU's
+    // caches, with nothing to overlap.
+    for (size_t k = 0; k < n; k++) {
+      if (!SearchPrefixIndex(targets[k], &restarts[k])) return false;
+    }
+    return true;
+  }
   constexpr size_t kAnchorEvery = 8;
   uint32_t left[kSearchChunk], right[kSearchChunk];
   size_t anchors[kSearchChunk / kAnchorEvery + 1];
@@ -256,6 +290,24 @@ bool BlockIter::SearchRestarts(const Slice* targets, const size_t* which, size_t
       searching |= left[k] < right[k];
     }
   }
+  return true;
+}
+
+bool BlockIter::SearchPrefixIndex(const Slice& target, uint32_t* restart) {
+  uint32_t lo, hi;
+  prefix_index_->Bounds(target, &lo, &hi);
+  // Keys [0, lo) are below target; of the ties [lo, hi), find the first not below it.
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    Slice mid_key;
+    if (!RestartKey(mid, &mid_key)) return false;
+    if (cmp_->Compare(mid_key, target) < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  *restart = lo > 0 ? lo - 1 : 0;
   return true;
 }
 

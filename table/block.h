@@ -18,6 +18,7 @@
 #include "shale/comparator.h"
 #include "src/base/internal_iterator.h"
 #include "table/format.h"
+#include "table/restart_prefix_index.h"
 
 namespace shale {
 
@@ -31,7 +32,15 @@ class Block {
 
   size_t size() const { return size_; }
   // Memory held, for cache charging.
-  size_t usable_size() const { return contents_.owned.usable_size() + sizeof(Block); }
+  size_t usable_size() const {
+    return contents_.owned.usable_size() + sizeof(Block) +
+           (prefix_index_ != nullptr ? prefix_index_->memory_usage() : 0);
+  }
+  // For a block of internal keys ordered by a bytewise user comparator (a table's index
+  // block): builds the RestartPrefixIndex its iterators' seeks then search. Does nothing for a
+  // malformed block, or one with a restart key too short to be an internal key (its seeks then
+  // report the corruption as before). Not thread-safe: call before sharing the block.
+  void BuildRestartPrefixIndex();
   // Positions iter on this block (unpositioned until a Seek*). A malformed block gives an
   // iterator that is invalid with Corruption.
   void InitIterator(const Comparator* cmp, BlockIter* iter) const;
@@ -48,6 +57,7 @@ class Block {
   uint32_t restart_offset_ = 0;  // start of the restart array
   uint32_t num_restarts_ = 0;
   bool malformed_ = false;
+  std::unique_ptr<RestartPrefixIndex> prefix_index_;
 };
 
 class BlockIter final : public InternalIterator {
@@ -76,7 +86,8 @@ class BlockIter final : public InternalIterator {
 
  private:
   friend class Block;
-  void Init(const Comparator* cmp, const char* data, uint32_t restarts, uint32_t num_restarts);
+  void Init(const Comparator* cmp, const char* data, uint32_t restarts, uint32_t num_restarts,
+            const RestartPrefixIndex* prefix_index = nullptr);
   void InitCorrupt(const char* what);
 
   uint32_t RestartPoint(uint32_t index) const;
@@ -94,8 +105,12 @@ class BlockIter final : public InternalIterator {
   static constexpr size_t kSearchChunk = 32;
   bool SearchRestarts(const Slice* targets, const size_t* which, size_t count, uint32_t* left,
                       uint32_t* right);
+  // REQUIRES: prefix_index_. The last restart point whose key is < target (0 if none), as the
+  // binary search over the restart keys finds it; false on corruption.
+  bool SearchPrefixIndex(const Slice& target, uint32_t* restart);
 
   const Comparator* cmp_ = nullptr;
+  const RestartPrefixIndex* prefix_index_ = nullptr;  // the block's, if it has one
   const char* data_ = nullptr;
   uint32_t restarts_ = 0;  // offset of the restart array: the end of the entries
   uint32_t num_restarts_ = 0;

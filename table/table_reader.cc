@@ -233,6 +233,11 @@ Status TableReader::ReadIndex(const BlockHandle& index_handle) {
   CountBlockRead(index_handle);
   PerfCount(&PerfContext::index_block_read_count);
   index_block_ = std::make_unique<Block>(std::move(index_contents));
+  // Index keys are internal keys; numbers taken from their bytes order them only under a
+  // bytewise user comparator.
+  if (options_.comparator->user_comparator() == BytewiseComparator()) {
+    index_block_->BuildRestartPrefixIndex();
+  }
   return Status::OK();
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -86,24 +87,91 @@ Entries RandomEntries(Random* rnd, int n, size_t max_value, bool binary) {
 
 // ---- Blocks ----
 
-std::unique_ptr<Block> BuildBlock(const Entries& entries, int restart_interval) {
+// prefix_index: with the RestartPrefixIndex a table reader builds for its index block.
+std::unique_ptr<Block> BuildBlock(const Entries& entries, int restart_interval,
+                                  bool prefix_index = false) {
   BlockBuilder b(restart_interval);
   for (const auto& [k, v] : entries) b.Add(k, v);
   Slice raw = b.Finish();
-  return std::make_unique<Block>(BlockContents::CopyOf(raw));
+  auto block = std::make_unique<Block>(BlockContents::CopyOf(raw));
+  if (prefix_index) block->BuildRestartPrefixIndex();
+  return block;
+}
+
+// Internal-key entries whose user keys defeat a search by 8-byte numbers: a long shared
+// prefix, then bytes from {0x00, 0x01, 0xff} (keys equal in the 8 bytes after the shared
+// prefix and differing later, keys that are prefixes of others, trailing zero bytes that
+// zero-padding cannot tell apart), some keys with many versions (equal user keys across
+// restart points).
+Entries TieHeavyEntries(Random* rnd, int n) {
+  InternalKeyComparator icmp(BytewiseComparator());
+  std::map<std::string, std::string, std::function<bool(const std::string&, const std::string&)>>
+      sorted([&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; });
+  const char kBytes[] = {'\x00', '\x01', '\xff'};
+  SequenceNumber seq = 1;
+  while (static_cast<int>(sorted.size()) < n) {
+    std::string user = "tenant/42/";
+    const size_t len = rnd->Uniform(14);
+    for (size_t i = 0; i < len; i++) user += kBytes[rnd->Uniform(3)];
+    const int versions = rnd->OneIn(10) ? 1 + static_cast<int>(rnd->Uniform(40)) : 1;
+    for (int v = 0; v < versions && static_cast<int>(sorted.size()) < n; v++, seq++) {
+      sorted.emplace(IKey(user, seq), "v" + std::to_string(seq));
+    }
+  }
+  return Entries(sorted.begin(), sorted.end());
 }
 
 TEST(BlockTest, IteratorContractAcrossRestartIntervals) {
   InternalKeyComparator icmp(BytewiseComparator());
-  for (int restart = 1; restart <= 32; restart++) {
-    SCOPED_TRACE("restart interval " + std::to_string(restart));
-    Random rnd(restart);
-    for (int n : {0, 1, 2, 17, 300}) {
-      Entries entries = RandomEntries(&rnd, n, 200, restart % 2 == 0);
-      auto block = BuildBlock(entries, restart);
-      auto it = block->NewIterator(&icmp);
-      auto targets = InternalTargets(entries, &rnd);
-      test::CheckIteratorContract(it.get(), entries, &icmp, restart * 100 + n, &targets);
+  for (bool indexed : {false, true}) {
+    for (int restart = 1; restart <= 32; restart++) {
+      SCOPED_TRACE("restart interval " + std::to_string(restart) +
+                   (indexed ? ", prefix index" : ""));
+      Random rnd(restart);
+      for (int n : {0, 1, 2, 17, 300}) {
+        Entries entries = restart % 3 == 0 ? TieHeavyEntries(&rnd, n)
+                                           : RandomEntries(&rnd, n, 200, restart % 2 == 0);
+        auto block = BuildBlock(entries, restart, indexed);
+        auto it = block->NewIterator(&icmp);
+        auto targets = InternalTargets(entries, &rnd);
+        test::CheckIteratorContract(it.get(), entries, &icmp, restart * 100 + n, &targets);
+      }
+    }
+  }
+}
+
+// Bounds against a brute-force comparison of every restart key: keys before lo are below the
+// target, keys from hi on above it, whatever the keys share.
+TEST(BlockTest, RestartPrefixIndexBoundsAreExact) {
+  InternalKeyComparator icmp(BytewiseComparator());
+  for (int round = 0; round < 60; round++) {
+    Random rnd(1000 + round);
+    const int n = 1 + static_cast<int>(rnd.Uniform(400));
+    Entries entries = round % 2 == 0 ? TieHeavyEntries(&rnd, n) : RandomEntries(&rnd, n, 0, true);
+    std::vector<Slice> users;
+    for (const auto& [k, v] : entries) users.push_back(ExtractUserKey(k));
+    RestartPrefixIndex index(users);
+    ASSERT_EQ(index.size(), entries.size());
+    std::vector<std::string> targets = InternalTargets(entries, &rnd);
+    targets.push_back(IKey(std::string(20, '\xff'), 0));
+    targets.push_back(IKey("tenant/", kMaxSequenceNumber));
+    targets.push_back(IKey("tenant/42/zzz", 0));
+    targets.push_back(IKey("tenant/41/\xff", 0));
+    targets.push_back("short");  // not an internal key: the whole range
+    for (const std::string& target : targets) {
+      uint32_t lo = 99999, hi = 99999;
+      index.Bounds(target, &lo, &hi);
+      ASSERT_LE(lo, hi);
+      ASSERT_LE(hi, entries.size());
+      if (target.size() < 8) {
+        EXPECT_EQ(lo, 0u);
+        EXPECT_EQ(hi, entries.size());
+        continue;
+      }
+      for (uint32_t i = 0; i < lo; i++) ASSERT_LT(icmp.Compare(entries[i].first, target), 0) << i;
+      for (uint32_t i = hi; i < entries.size(); i++) {
+        ASSERT_GT(icmp.Compare(entries[i].first, target), 0) << i;
+      }
     }
   }
 }
@@ -115,12 +183,17 @@ TEST(BlockTest, IteratorContractAcrossRestartIntervals) {
 // is Corruption, not a read out of bounds.
 TEST(BlockTest, BatchedSeeksLandWhereSeekDoes) {
   InternalKeyComparator icmp(BytewiseComparator());
-  for (int restart : {1, 2, 16}) {
+  for (int restart : {1, 2, 16, -1, -16}) {
+    // Negative: the same interval, the block with a prefix index and tie-heavy keys.
+    const bool indexed = restart < 0;
+    restart = std::abs(restart);
     Random rnd(restart);
     for (int n : {1, 17, 300, 3000}) {
-      SCOPED_TRACE("restart interval " + std::to_string(restart) + ", " + std::to_string(n));
-      Entries entries = RandomEntries(&rnd, n, 50, restart == 2);
-      auto block = BuildBlock(entries, restart);
+      SCOPED_TRACE("restart interval " + std::to_string(restart) + ", " + std::to_string(n) +
+                   (indexed ? ", prefix index" : ""));
+      Entries entries =
+          indexed ? TieHeavyEntries(&rnd, n) : RandomEntries(&rnd, n, 50, restart == 2);
+      auto block = BuildBlock(entries, restart, indexed);
       std::vector<std::string> all = InternalTargets(entries, &rnd);
       std::sort(all.begin(), all.end(),
                 [&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; });
@@ -182,6 +255,21 @@ TEST(BlockTest, BytewiseKeysWithSharedPrefixes) {
   test::CheckIteratorContract(it.get(), entries, BytewiseComparator(), 9);
 }
 
+// Calls f with every truncation of good, then with `copies` copies of it with `bytes` random
+// bytes overwritten (seeded).
+template <typename F>
+void ForEachDamagedCopy(const std::string& good, uint32_t seed, int copies, int bytes, F f) {
+  for (size_t n = 0; n < good.size(); n++) f(good.substr(0, n));
+  Random rnd(seed);
+  for (int i = 0; i < copies; i++) {
+    std::string junk = good;
+    for (int j = 0; j < bytes; j++) {
+      junk[rnd.Uniform(junk.size())] = static_cast<char>(rnd.Uniform(256));
+    }
+    f(junk);
+  }
+}
+
 TEST(BlockTest, MalformedBlocksAreCorruptionNeverOutOfBounds) {
   Entries entries;
   for (int i = 0; i < 40; i++) entries.emplace_back("key" + std::to_string(1000 + i), "value");
@@ -237,14 +325,73 @@ TEST(BlockTest, MalformedBlocksAreCorruptionNeverOutOfBounds) {
   for (int i = 0; i < 6; i++) bad[i] = '\x80';
   check(bad, true);
   // Every truncation and random garbage: no crash, no out-of-bounds read (ASan).
-  for (size_t n = 0; n < good.size(); n++) check(good.substr(0, n), false);
-  Random rnd(5);
-  for (int i = 0; i < 2000; i++) {
-    std::string junk = good;
-    for (int j = 0; j < 3; j++)
-      junk[rnd.Uniform(junk.size())] = static_cast<char>(rnd.Uniform(256));
-    check(junk, false);
+  ForEachDamagedCopy(good, 5, 2000, 3, [&](const std::string& bad) { check(bad, false); });
+}
+
+// A damaged index block behind a valid checksum: building its prefix index never reads out of
+// bounds, and seeks through it report Corruption or land somewhere, never crash; restart keys
+// out of order give no prefix index (the seeks then search the keys, as before).
+TEST(BlockTest, PrefixIndexOfMalformedBlocksIsSafe) {
+  InternalKeyComparator icmp(BytewiseComparator());
+  Entries entries;
+  for (int i = 0; i < 40; i++) entries.emplace_back(IKey("key" + std::to_string(1000 + i), 7), "v");
+  BlockBuilder b(1);
+  for (const auto& [k, v] : entries) b.Add(k, v);
+  const std::string good = b.Finish().ToString();
+  const std::string targets_storage[] = {IKey("key1003", 9), IKey("key1020", 0), IKey("key1039", 9),
+                                         IKey("key2", 9)};
+  const Slice targets[] = {targets_storage[0], targets_storage[1], targets_storage[2],
+                           targets_storage[3]};
+
+  auto check = [&](const std::string& bytes, bool intact) {
+    Block block(BlockContents::CopyOf(bytes));
+    block.BuildRestartPrefixIndex();
+    auto it = block.NewIterator(&icmp);
+    for (const Slice& t : targets) {
+      it->Seek(t);
+      if (intact) {
+        ASSERT_TRUE(it->status().ok());
+        if (it->Valid()) {
+          EXPECT_GE(icmp.Compare(it->key(), t), 0);
+        }
+      }
+    }
+    uint32_t restarts[4];
+    auto batched = block.NewIterator(&icmp);
+    if (batched->FindRestarts(targets, 4, restarts)) {
+      for (int i = 0; i < 4; i++) batched->SeekFromRestart(restarts[i], targets[i]);
+    } else {
+      EXPECT_TRUE(batched->status().IsCorruption()) << batched->status().ToString();
+    }
+  };
+  check(good, true);
+  ForEachDamagedCopy(good, 6, 3000, 2, [&](const std::string& bad) { check(bad, false); });
+  // Two restart entries swapped: the block is out of order, so no prefix index is built and a
+  // seek gives what the plain binary search gives.
+  std::string swapped = good;
+  const size_t restarts_at = swapped.size() - 4 - 40 * 4;
+  std::string a = swapped.substr(restarts_at + 10 * 4, 4),
+              c = swapped.substr(restarts_at + 30 * 4, 4);
+  swapped.replace(restarts_at + 10 * 4, 4, c);
+  swapped.replace(restarts_at + 30 * 4, 4, a);
+  Block plain(BlockContents::CopyOf(swapped));
+  Block indexed(BlockContents::CopyOf(swapped));
+  indexed.BuildRestartPrefixIndex();
+  EXPECT_EQ(indexed.usable_size(), plain.usable_size());  // nothing built
+  auto pi = plain.NewIterator(&icmp);
+  auto ii = indexed.NewIterator(&icmp);
+  for (const Slice& t : targets) {
+    pi->Seek(t);
+    ii->Seek(t);
+    ASSERT_EQ(pi->Valid(), ii->Valid());
+    if (pi->Valid()) {
+      EXPECT_EQ(pi->key().ToString(), ii->key().ToString());
+    }
   }
+  Block good_block(BlockContents::CopyOf(good));
+  const size_t before = good_block.usable_size();
+  good_block.BuildRestartPrefixIndex();
+  EXPECT_GE(good_block.usable_size(), before + 40 * sizeof(uint64_t));  // built, and charged
 }
 
 // ---- Filters ----
