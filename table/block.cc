@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/base/dbformat.h"
 #include "src/util/coding.h"
 #include "src/util/invariants.h"
 
@@ -34,7 +35,6 @@ void Block::InitIterator(const Comparator* cmp, BlockIter* iter) const {
 }
 
 void Block::BuildRestartPrefixIndex() {
-  constexpr size_t kTagSize = 8;  // an internal key's sequence number and type
   if (malformed_) return;
   BlockIter iter;
   iter.Init(nullptr, data_, restart_offset_, num_restarts_);
@@ -42,8 +42,8 @@ void Block::BuildRestartPrefixIndex() {
   user_keys.reserve(num_restarts_);
   for (uint32_t i = 0; i < num_restarts_; i++) {
     Slice key;
-    if (!iter.RestartKey(i, &key) || key.size() < kTagSize) return;
-    user_keys.emplace_back(key.data(), key.size() - kTagSize);
+    if (!iter.RestartKey(i, &key) || key.size() < 8) return;  // no internal key's tag
+    user_keys.push_back(ExtractUserKey(key));
     // Out of order (a damaged block whose checksum still matched): no index; seeks search the
     // keys themselves.
     if (i > 0 && user_keys[i - 1].compare(user_keys[i]) > 0) return;

@@ -38,8 +38,9 @@ class Block {
   }
   // For a block of internal keys ordered by a bytewise user comparator (a table's index
   // block): builds the RestartPrefixIndex its iterators' seeks then search. Does nothing for a
-  // malformed block, or one with a restart key too short to be an internal key (its seeks then
-  // report the corruption as before). Not thread-safe: call before sharing the block.
+  // malformed block, one with a restart key too short to be an internal key (its seeks then
+  // report the corruption as before), or one whose restart keys are out of order (its seeks
+  // search the keys). Not thread-safe: call before sharing the block.
   void BuildRestartPrefixIndex();
   // Positions iter on this block (unpositioned until a Seek*). A malformed block gives an
   // iterator that is invalid with Corruption.

@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "src/base/dbformat.h"
 #include "src/util/invariants.h"
 
 namespace shale {
-namespace {
-constexpr size_t kTagSize = 8;  // an internal key's sequence number and type (dbformat.h)
-}  // namespace
 
 RestartPrefixIndex::RestartPrefixIndex(const std::vector<Slice>& user_keys) {
   if (user_keys.empty()) return;
@@ -38,12 +36,12 @@ uint64_t RestartPrefixIndex::NumberAt(const Slice& key, size_t offset) {
 
 void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi) const {
   const auto n = static_cast<uint32_t>(numbers_.size());
-  if (target.size() < kTagSize) {
+  if (target.size() < 8) {  // shorter than an internal key's tag
     *lo = 0;
     *hi = n;
     return;
   }
-  const Slice user(target.data(), target.size() - kTagSize);
+  const Slice user = ExtractUserKey(target);
   const size_t shared = std::min(user.size(), common_.size());
   const int c = std::memcmp(user.data(), common_.data(), shared);
   if (c < 0 || (c == 0 && user.size() < common_.size())) {

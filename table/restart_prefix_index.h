@@ -17,7 +17,7 @@
 //
 // Built in memory when a table reader loads its index block; nothing of it is stored in the
 // file. Ownership: a value owned by the Block it describes. Thread safety: immutable after
-// Build.
+// construction.
 #pragma once
 
 #include <cstdint>

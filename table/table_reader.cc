@@ -235,7 +235,7 @@ Status TableReader::ReadIndex(const BlockHandle& index_handle) {
   index_block_ = std::make_unique<Block>(std::move(index_contents));
   // Index keys are internal keys; numbers taken from their bytes order them only under a
   // bytewise user comparator.
-  if (options_.comparator->user_comparator() == BytewiseComparator()) {
+  if (options_.comparator->user_comparator()->IsBytewise()) {
     index_block_->BuildRestartPrefixIndex();
   }
   return Status::OK();

@@ -428,7 +428,7 @@ class ClockShard {
     if (slots_ == nullptr) return;
     const uint64_t slots = mask_ + 1;
     for (size_t w = 0; w < PageMapWords(); w++) {
-      uint64_t bits = claimed_pages_[w].load(std::memory_order_acquire);
+      uint64_t bits = claimed_pages_[w].load(std::memory_order_relaxed);
       while (bits != 0) {
         const uint64_t page = w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits));
         bits &= bits - 1;
@@ -524,12 +524,13 @@ class ClockShard {
     return got;
   }
 
-  // Set by Init, read-only after.
+  // Set by Init, read-only after (the words of claimed_pages_ excepted).
   Slot* slots_ = nullptr;
   uint64_t mask_ = 0;
   size_t occupancy_limit_ = 0;
   bool strict_ = false;
-  // Pages of slots ever claimed (MarkClaimed); bits are set, never cleared.
+  // Pages of slots ever claimed (MarkClaimed): bits are set, never cleared, with relaxed
+  // operations (a claim marks its page before the release store that publishes its entry).
   std::unique_ptr<std::atomic<uint64_t>[]> claimed_pages_;
 
   // Written by inserts and frees, read by Release.
