@@ -189,13 +189,13 @@ void BlockIter::SeekToLast() {
 
 void BlockIter::Seek(const Slice& target) {
   if (!status_.ok() || data_ == nullptr) return;
-  // The last restart point whose key is < target; the answer is at or after it. (One target:
-  // the plain search, without FindRestarts' bookkeeping for many.)
+  // The last restart point whose key is < target; the answer is at or after it.
   if (prefix_index_ != nullptr) {
     uint32_t restart;
     if (SearchPrefixIndex(target, &restart)) SeekFromRestart(restart, target);
     return;
   }
+  // One target: the plain search, without FindRestarts' bookkeeping for many.
   uint32_t left = 0;
   uint32_t right = num_restarts_ - 1;
   while (left < right) {
@@ -217,10 +217,7 @@ bool BlockIter::FindRestarts(const Slice* targets, size_t n, uint32_t* restarts)
     for (size_t k = 1; k < n; k++) SHALE_ASSERT(cmp_->Compare(targets[k - 1], targets[k]) <= 0);
   }
   // For each target, the last restart point whose key is < target (a seek's answer is at or
-  // after it), a chunk of targets at a time. That restart point ascends with the target, so
-  // the chunk's anchors (every kAnchorEvery-th target and the last) are searched over the
-  // whole block first, and every other target only between the answers of the anchors around
-  // it: targets that share a data block (a dense batch) then cost next to nothing.
+  // after it).
   if (prefix_index_ != nullptr) {
     // The index's array is small and contiguous: each search stays within it and the CPU's
     // caches, with nothing to overlap.
@@ -229,6 +226,10 @@ bool BlockIter::FindRestarts(const Slice* targets, size_t n, uint32_t* restarts)
     }
     return true;
   }
+  // Without it, a chunk of targets at a time. That restart point ascends with the target, so
+  // the chunk's anchors (every kAnchorEvery-th target and the last) are searched over the
+  // whole block first, and every other target only between the answers of the anchors around
+  // it: targets that share a data block (a dense batch) then cost next to nothing.
   constexpr size_t kAnchorEvery = 8;
   uint32_t left[kSearchChunk], right[kSearchChunk];
   size_t anchors[kSearchChunk / kAnchorEvery + 1];

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "src/base/dbformat.h"
+#include "src/util/coding.h"
 #include "src/util/invariants.h"
 
 namespace shale {
@@ -26,12 +27,11 @@ RestartPrefixIndex::RestartPrefixIndex(const std::vector<Slice>& user_keys) {
 }
 
 uint64_t RestartPrefixIndex::NumberAt(const Slice& key, size_t offset) {
-  unsigned char bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  if (key.size() > offset)
-    std::memcpy(bytes, key.data() + offset, std::min<size_t>(8, key.size() - offset));
-  uint64_t n = 0;
-  for (unsigned char b : bytes) n = (n << 8) | b;
-  return n;
+  const size_t available = key.size() > offset ? key.size() - offset : 0;
+  if (available >= 8) return __builtin_bswap64(DecodeFixed64(key.data() + offset));
+  char bytes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  if (available > 0) std::memcpy(bytes, key.data() + offset, available);
+  return __builtin_bswap64(DecodeFixed64(bytes));
 }
 
 void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi) const {
@@ -42,14 +42,9 @@ void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi)
     return;
   }
   const Slice user = ExtractUserKey(target);
-  const size_t shared = std::min(user.size(), common_.size());
-  const int c = std::memcmp(user.data(), common_.data(), shared);
-  if (c < 0 || (c == 0 && user.size() < common_.size())) {
-    *lo = *hi = 0;  // below the common prefix (or a proper prefix of it): below every key
-    return;
-  }
-  if (c > 0) {
-    *lo = *hi = n;  // above the common prefix: above every key
+  if (!user.starts_with(Slice(common_))) {
+    // Below the common prefix (or a proper prefix of it): below every key; else above all.
+    *lo = *hi = user.compare(Slice(common_)) < 0 ? 0 : n;
     return;
   }
   const uint64_t t = NumberAt(user, common_.size());

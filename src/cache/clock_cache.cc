@@ -427,7 +427,7 @@ class ClockShard {
   void ForEachClaimedSlot(F f) const {
     if (slots_ == nullptr) return;
     const uint64_t slots = mask_ + 1;
-    for (size_t w = 0; w < PageMapWords(); w++) {
+    for (size_t w = 0, words = PageMapWords(); w < words; w++) {
       uint64_t bits = claimed_pages_[w].load(std::memory_order_relaxed);
       while (bits != 0) {
         const uint64_t page = w * 64 + static_cast<uint64_t>(__builtin_ctzll(bits));
