@@ -30,7 +30,8 @@ void Block::InitIterator(const Comparator* cmp, BlockIter* iter) const {
   if (malformed_) {
     iter->InitCorrupt("restart array does not fit in the block");
   } else {
-    iter->Init(cmp, data_, restart_offset_, num_restarts_, prefix_index_.get());
+    iter->Init(cmp, data_, restart_offset_, num_restarts_,
+               prefix_index_.has_value() ? &*prefix_index_ : nullptr);
   }
 }
 
@@ -38,17 +39,37 @@ void Block::BuildRestartPrefixIndex() {
   if (malformed_) return;
   BlockIter iter;
   iter.Init(nullptr, data_, restart_offset_, num_restarts_);
-  std::vector<Slice> user_keys;
-  user_keys.reserve(num_restarts_);
+  Slice first, last;
+  if (!iter.RestartKey(0, &first) || !iter.RestartKey(num_restarts_ - 1, &last) ||
+      first.size() < 8 || last.size() < 8) {
+    return;  // no internal key's tag
+  }
+  prefix_index_.emplace(ExtractUserKey(first), ExtractUserKey(last), num_restarts_);
+  Slice previous;
   for (uint32_t i = 0; i < num_restarts_; i++) {
     Slice key;
-    if (!iter.RestartKey(i, &key) || key.size() < 8) return;  // no internal key's tag
-    user_keys.push_back(ExtractUserKey(key));
     // Out of order (a damaged block whose checksum still matched): no index; seeks search the
     // keys themselves.
-    if (i > 0 && user_keys[i - 1].compare(user_keys[i]) > 0) return;
+    if (!iter.RestartKey(i, &key) || key.size() < 8 ||
+        (i > 0 && previous.compare(ExtractUserKey(key)) > 0) ||
+        ExtractUserKey(last).compare(ExtractUserKey(key)) < 0) {
+      prefix_index_.reset();
+      return;
+    }
+    previous = ExtractUserKey(key);
+    prefix_index_->Add(previous, iter.RestartPoint(i));
   }
-  prefix_index_ = std::make_unique<RestartPrefixIndex>(user_keys);
+}
+
+void Block::PrefetchSeek(const Slice& target) const {
+  if (malformed_) return;
+  if (prefix_index_.has_value() && prefix_index_->has_offsets()) {
+    uint32_t lo, hi;
+    prefix_index_->Bounds(target, &lo, &hi);
+    __builtin_prefetch(data_ + prefix_index_->Offset(lo > 0 ? lo - 1 : 0));
+  } else {
+    __builtin_prefetch(data_ + restart_offset_);
+  }
 }
 
 std::unique_ptr<BlockIter> Block::NewIterator(const Comparator* cmp) const {
@@ -89,6 +110,8 @@ void BlockIter::Corrupt(const char* what) {
 }
 
 uint32_t BlockIter::RestartPoint(uint32_t index) const {
+  // A small block's index holds copies of its restart array: no load from the block's end.
+  if (prefix_index_ != nullptr && prefix_index_->has_offsets()) return prefix_index_->Offset(index);
   return DecodeFixed32(data_ + restarts_ + index * sizeof(uint32_t));
 }
 

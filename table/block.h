@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "shale/comparator.h"
@@ -34,22 +35,24 @@ class Block {
   // Memory held, for cache charging.
   size_t usable_size() const {
     return contents_.owned.usable_size() + sizeof(Block) +
-           (prefix_index_ != nullptr ? prefix_index_->memory_usage() : 0);
+           (prefix_index_.has_value() ? prefix_index_->heap_usage() : 0);
   }
   // For a block of internal keys ordered by a bytewise user comparator (a table's index
-  // block): builds the RestartPrefixIndex its iterators' seeks then search. Does nothing for a
-  // malformed block, one with a restart key too short to be an internal key (its seeks then
-  // report the corruption as before), or one whose restart keys are out of order (its seeks
-  // search the keys). Not thread-safe: call before sharing the block.
+  // block, or a data block entering the block cache): builds the RestartPrefixIndex its
+  // iterators' seeks then search. Does nothing for a malformed block, one with a restart key
+  // too short to be an internal key (its seeks then report the corruption as before), or one
+  // whose restart keys are out of order (its seeks search the keys). Not thread-safe: call
+  // before sharing the block.
   void BuildRestartPrefixIndex();
+  bool has_prefix_index() const { return prefix_index_.has_value(); }
   // Positions iter on this block (unpositioned until a Seek*). A malformed block gives an
   // iterator that is invalid with Corruption.
   void InitIterator(const Comparator* cmp, BlockIter* iter) const;
   std::unique_ptr<BlockIter> NewIterator(const Comparator* cmp) const;
-  // Hints the CPU to load the restart array, which every seek reads first.
-  void PrefetchRestarts() const {
-    if (!malformed_) __builtin_prefetch(data_ + restart_offset_);
-  }
+  // Hints the CPU to load what a seek for target reads first from the block's bytes: the
+  // restart entry its scan starts from when a small block's prefix index tells it, else the
+  // restart array.
+  void PrefetchSeek(const Slice& target) const;
 
  private:
   BlockContents contents_;
@@ -58,7 +61,7 @@ class Block {
   uint32_t restart_offset_ = 0;  // start of the restart array
   uint32_t num_restarts_ = 0;
   bool malformed_ = false;
-  std::unique_ptr<RestartPrefixIndex> prefix_index_;
+  std::optional<RestartPrefixIndex> prefix_index_;  // held inline: no pointer to chase
 };
 
 class BlockIter final : public InternalIterator {

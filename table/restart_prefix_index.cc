@@ -9,21 +9,28 @@
 
 namespace shale {
 
-RestartPrefixIndex::RestartPrefixIndex(const std::vector<Slice>& user_keys) {
-  if (user_keys.empty()) return;
+RestartPrefixIndex::RestartPrefixIndex(const Slice& first, const Slice& last, uint32_t n) : n_(n) {
+  SHALE_ASSERT(n >= 1);
   // Sorted keys: what the first and the last share, every key between them shares.
-  const Slice& first = user_keys.front();
-  const Slice& last = user_keys.back();
   size_t common = 0;
   const size_t max_common = std::min(first.size(), last.size());
   while (common < max_common && first[common] == last[common]) common++;
   common_.assign(first.data(), common);
-  numbers_.reserve(user_keys.size());
-  for (const Slice& key : user_keys) {
-    SHALE_ASSERT(key.starts_with(Slice(common_)));
-    numbers_.push_back(NumberAt(key, common));
-    SHALE_ASSERT(numbers_.size() < 2 || numbers_[numbers_.size() - 2] <= numbers_.back());
+  if (n > kInlineRestarts) {
+    heap_ = std::make_unique_for_overwrite<uint64_t[]>(n);
+    numbers_ = heap_.get();
+  } else {
+    numbers_ = inline_numbers_;
   }
+}
+
+void RestartPrefixIndex::Add(const Slice& user_key, uint32_t offset) {
+  SHALE_ASSERT(added_ < n_);
+  SHALE_ASSERT(user_key.starts_with(Slice(common_)));
+  numbers_[added_] = NumberAt(user_key, common_.size());
+  SHALE_ASSERT(added_ == 0 || numbers_[added_ - 1] <= numbers_[added_]);
+  if (has_offsets()) offsets_[added_] = offset;
+  added_++;
 }
 
 uint64_t RestartPrefixIndex::NumberAt(const Slice& key, size_t offset) {
@@ -35,7 +42,8 @@ uint64_t RestartPrefixIndex::NumberAt(const Slice& key, size_t offset) {
 }
 
 void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi) const {
-  const auto n = static_cast<uint32_t>(numbers_.size());
+  SHALE_ASSERT(added_ == n_);
+  const uint32_t n = n_;
   if (target.size() < 8) {  // shorter than an internal key's tag
     *lo = 0;
     *hi = n;
@@ -55,17 +63,15 @@ void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi)
   if (first == n || numbers_[first] != t) {
     *hi = first;
   } else {
-    *hi = static_cast<uint32_t>(std::upper_bound(numbers_.begin() + first, numbers_.end(), t) -
-                                numbers_.begin());
+    *hi = static_cast<uint32_t>(std::upper_bound(numbers_ + first, numbers_ + n, t) - numbers_);
   }
 }
 
 uint32_t RestartPrefixIndex::LowerBound(uint64_t t) const {
   // Branch-free: the halving does not depend on the comparisons, which only choose the base
   // (arithmetically), so a search never mispredicts a branch on the data.
-  const uint64_t* const begin = numbers_.data();
-  size_t len = numbers_.size();
-  if (len == 0) return 0;
+  const uint64_t* const begin = numbers_;
+  size_t len = n_;
   const uint64_t* base = begin;
   while (len > 1) {
     const size_t half = len / 2;

@@ -15,15 +15,19 @@
 // on, or only in their sequence numbers), so Bounds returns the run of restart keys whose
 // numbers tie with the target's, which the caller compares in full.
 //
-// Built in memory when a table reader loads its index block; nothing of it is stored in the
-// file. Ownership: a value owned by the Block it describes. Thread safety: immutable after
-// construction.
+// Small blocks (a data block holds a few restart points) keep their numbers, and the offsets
+// of their restart entries, inside the object itself: a block that holds it by value then
+// answers a seek from the cache lines of its own header, without first loading the restart
+// array at the block's end and then the restart entries a binary search probes.
+//
+// Built in memory when a table reader loads its index block, or a data block enters the block
+// cache; nothing of it is stored in the file. Ownership: a value owned by the Block it
+// describes. Thread safety: filled by Add before it is shared, immutable after.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "shale/slice.h"
 
@@ -31,30 +35,49 @@ namespace shale {
 
 class RestartPrefixIndex {
  public:
-  // user_keys: the user keys of a block's restart entries, in order (ascending bytewise).
-  explicit RestartPrefixIndex(const std::vector<Slice>& user_keys);
+  // Restart counts up to this keep numbers and offsets inline.
+  static constexpr uint32_t kInlineRestarts = 8;
+
+  // first, last: the user keys of a block's first and last restart entries (ascending
+  // bytewise); n: its number of restart points, n >= 1.
+  RestartPrefixIndex(const Slice& first, const Slice& last, uint32_t n);
   RestartPrefixIndex(const RestartPrefixIndex&) = delete;
   RestartPrefixIndex& operator=(const RestartPrefixIndex&) = delete;
+
+  // Adds the next restart entry: its user key (not below the previous one's, starting with the
+  // prefix first and last share) and its offset in the block. Called n times, before any use.
+  void Add(const Slice& user_key, uint32_t offset);
 
   // For an internal key target: restart keys [0, *lo) are below it and [*hi, n) above it;
   // those in [*lo, *hi) need a full comparison. A target too short to be an internal key gives
   // the whole range.
   void Bounds(const Slice& target, uint32_t* lo, uint32_t* hi) const;
 
-  uint32_t size() const { return static_cast<uint32_t>(numbers_.size()); }
-  // Bytes held (a table reader's memory).
-  size_t memory_usage() const {
-    return sizeof(*this) + common_.capacity() + numbers_.capacity() * sizeof(uint64_t);
+  uint32_t size() const { return n_; }
+  // Whether Offset answers (the restart entries' offsets are held for small blocks only).
+  bool has_offsets() const { return n_ <= kInlineRestarts; }
+  // REQUIRES: has_offsets(), i < size(). Where restart entry i starts in the block.
+  uint32_t Offset(uint32_t i) const { return offsets_[i]; }
+  // Bytes held outside the object (a table reader's or the block cache's memory).
+  size_t heap_usage() const {
+    return (common_.capacity() > kSsoCapacity ? common_.capacity() + 1 : 0) +
+           (heap_ != nullptr ? n_ * sizeof(uint64_t) : 0);
   }
 
  private:
+  static constexpr size_t kSsoCapacity = std::string().capacity();
   // The first index whose number is not below t (size() if none).
   uint32_t LowerBound(uint64_t t) const;
   // The 8 bytes of key after offset, big-endian, zero-padded past its end.
   static uint64_t NumberAt(const Slice& key, size_t offset);
 
-  std::string common_;             // the prefix every user key in the block starts with
-  std::vector<uint64_t> numbers_;  // NumberAt(user key, common_.size()) per restart key
+  std::string common_;  // the prefix every user key in the block starts with
+  uint32_t n_;
+  uint32_t added_ = 0;
+  uint64_t* numbers_;                 // inline_numbers_ or heap_: NumberAt(key, common_.size())
+  std::unique_ptr<uint64_t[]> heap_;  // when n_ > kInlineRestarts
+  uint64_t inline_numbers_[kInlineRestarts];
+  uint32_t offsets_[kInlineRestarts];  // when n_ <= kInlineRestarts
 };
 
 }  // namespace shale

@@ -124,8 +124,8 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   const InternalKeyComparator* cmp = options_.comparator;
   // Groups are taken a window at a time, in stages, so that the cache misses of the window's
   // groups overlap instead of following one another: the cache slots of their blocks are
-  // requested, then looked up; the blocks found have their first lines requested, then every
-  // group is served (or its block read).
+  // requested, then looked up; the blocks found have their first lines requested, then the
+  // lines their first key's seek starts from, then every group is served (or its block read).
   constexpr size_t kWindow = 8;
   struct Group {
     BlockHandle handle;
@@ -144,7 +144,8 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
       if (g.cached) __builtin_prefetch(g.ref.get());
     }
     for (size_t w = 0; w < pending; w++) {
-      if (window[w].cached) window[w].ref.get()->PrefetchRestarts();
+      const Group& g = window[w];
+      if (g.cached) g.ref.get()->PrefetchSeek(candidates[g.begin]->lkey.internal_key());
     }
     for (size_t w = 0; w < pending; w++) {
       Group& g = window[w];

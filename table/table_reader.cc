@@ -98,7 +98,10 @@ void BlockRef::TransferTo(Cleanable* target) {
 
 TableReader::TableReader(const TableReaderOptions& options, std::unique_ptr<RandomAccessFile> file,
                          uint64_t file_size)
-    : options_(options), file_(std::move(file)), file_size_(file_size) {
+    : options_(options),
+      file_(std::move(file)),
+      file_size_(file_size),
+      bytewise_(options.comparator->user_comparator()->IsBytewise()) {
   if (options_.block_cache != nullptr) cache_id_ = options_.block_cache->NewId();
 }
 
@@ -235,7 +238,7 @@ Status TableReader::ReadIndex(const BlockHandle& index_handle) {
   index_block_ = std::make_unique<Block>(std::move(index_contents));
   // Index keys are internal keys; numbers taken from their bytes order them only under a
   // bytewise user comparator.
-  if (options_.comparator->user_comparator()->IsBytewise()) {
+  if (bytewise_) {
     index_block_->BuildRestartPrefixIndex();
   }
   return Status::OK();
@@ -382,6 +385,9 @@ void TableReader::InstallBlock(const ReadOptions& options, const BlockHandle& ha
   auto block = std::make_unique<Block>(std::move(contents));
   Cache* cache = options_.block_cache.get();
   if (cache != nullptr && options.fill_cache) {
+    // A cached block is searched again and again: give it the index its seeks search (data
+    // keys are internal keys, ordered by their bytes under a bytewise user comparator).
+    if (bytewise_) block->BuildRestartPrefixIndex();
     char key[kCacheKeySize];
     CacheKey(handle, key);
     Block* raw = block.get();

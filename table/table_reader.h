@@ -269,6 +269,8 @@ class TableReader {
   const TableReaderOptions options_;
   const std::unique_ptr<RandomAccessFile> file_;
   const uint64_t file_size_;
+  // Whether the user comparator orders keys by their bytes (blocks then get a prefix index).
+  const bool bytewise_;
   uint64_t cache_id_ = 0;
   TableProperties properties_;
   std::unique_ptr<Block> index_block_;

@@ -87,7 +87,8 @@ Entries RandomEntries(Random* rnd, int n, size_t max_value, bool binary) {
 
 // ---- Blocks ----
 
-// prefix_index: with the RestartPrefixIndex a table reader builds for its index block.
+// prefix_index: with the RestartPrefixIndex a table reader builds for its index block and the
+// data blocks it caches.
 std::unique_ptr<Block> BuildBlock(const Entries& entries, int restart_interval,
                                   bool prefix_index = false) {
   BlockBuilder b(restart_interval);
@@ -155,12 +156,18 @@ TEST(BlockTest, RestartPrefixIndexBoundsAreExact) {
   InternalKeyComparator icmp(BytewiseComparator());
   for (int round = 0; round < 60; round++) {
     Random rnd(1000 + round);
-    const int n = 1 + static_cast<int>(rnd.Uniform(400));
+    // Every third round at most the inline count (numbers and offsets inside the object).
+    const int n = 1 + static_cast<int>(rnd.Uniform(round % 3 == 0 ? 10 : 400));
     Entries entries = round % 2 == 0 ? TieHeavyEntries(&rnd, n) : RandomEntries(&rnd, n, 0, true);
     std::vector<Slice> users;
     for (const auto& [k, v] : entries) users.push_back(ExtractUserKey(k));
-    RestartPrefixIndex index(users);
+    RestartPrefixIndex index(users.front(), users.back(), static_cast<uint32_t>(users.size()));
+    for (size_t i = 0; i < users.size(); i++) index.Add(users[i], static_cast<uint32_t>(7 * i));
     ASSERT_EQ(index.size(), entries.size());
+    ASSERT_EQ(index.has_offsets(), entries.size() <= RestartPrefixIndex::kInlineRestarts);
+    if (index.has_offsets()) {
+      for (uint32_t i = 0; i < index.size(); i++) ASSERT_EQ(index.Offset(i), 7 * i);
+    }
     std::string common = users.front().ToString();
     for (const Slice& u : users) {
       size_t k = 0;
@@ -397,7 +404,8 @@ TEST(BlockTest, PrefixIndexOfMalformedBlocksIsSafe) {
   Block plain(BlockContents::CopyOf(swapped));
   Block indexed(BlockContents::CopyOf(swapped));
   indexed.BuildRestartPrefixIndex();
-  EXPECT_EQ(indexed.usable_size(), plain.usable_size());  // nothing built
+  EXPECT_FALSE(indexed.has_prefix_index());
+  EXPECT_EQ(indexed.usable_size(), plain.usable_size());
   auto pi = plain.NewIterator(&icmp);
   auto ii = indexed.NewIterator(&icmp);
   for (const Slice& t : targets) {
@@ -411,7 +419,8 @@ TEST(BlockTest, PrefixIndexOfMalformedBlocksIsSafe) {
   Block good_block(BlockContents::CopyOf(good));
   const size_t before = good_block.usable_size();
   good_block.BuildRestartPrefixIndex();
-  EXPECT_GE(good_block.usable_size(), before + 40 * sizeof(uint64_t));  // built
+  EXPECT_TRUE(good_block.has_prefix_index());
+  EXPECT_GE(good_block.usable_size(), before + 40 * sizeof(uint64_t));  // numbers on the heap
 }
 
 // ---- Filters ----
