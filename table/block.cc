@@ -12,7 +12,8 @@
 namespace shale {
 
 Block::Block(BlockContents contents)
-    : contents_(std::move(contents)), data_(contents_.data.data()), size_(contents_.data.size()) {
+    : data_(contents.data.data()), size_(contents.data.size()), contents_(std::move(contents)) {
+  // Moving contents moved the owner of the bytes, not the bytes: data_ still points at them.
   if (size_ < sizeof(uint32_t)) {
     malformed_ = true;
     return;
@@ -31,12 +32,12 @@ void Block::InitIterator(const Comparator* cmp, BlockIter* iter) const {
     iter->InitCorrupt("restart array does not fit in the block");
   } else {
     iter->Init(cmp, data_, restart_offset_, num_restarts_,
-               prefix_index_.has_value() ? &*prefix_index_ : nullptr);
+               prefix_index_.built() ? &prefix_index_ : nullptr);
   }
 }
 
 void Block::BuildRestartPrefixIndex() {
-  if (malformed_) return;
+  if (malformed_ || prefix_index_.built()) return;
   BlockIter iter;
   iter.Init(nullptr, data_, restart_offset_, num_restarts_);
   Slice first, last;
@@ -44,29 +45,36 @@ void Block::BuildRestartPrefixIndex() {
       first.size() < 8 || last.size() < 8) {
     return;  // no internal key's tag
   }
-  prefix_index_.emplace(ExtractUserKey(first), ExtractUserKey(last), num_restarts_);
+  const Slice last_user = ExtractUserKey(last);
+  prefix_index_.Start(ExtractUserKey(first), last_user, num_restarts_);
   Slice previous;
   for (uint32_t i = 0; i < num_restarts_; i++) {
     Slice key;
-    // Out of order (a damaged block whose checksum still matched): no index; seeks search the
-    // keys themselves.
-    if (!iter.RestartKey(i, &key) || key.size() < 8 ||
-        (i > 0 && previous.compare(ExtractUserKey(key)) > 0) ||
-        ExtractUserKey(last).compare(ExtractUserKey(key)) < 0) {
-      prefix_index_.reset();
+    if (!iter.RestartKey(i, &key) || key.size() < 8) {
+      prefix_index_.Clear();
       return;
     }
-    previous = ExtractUserKey(key);
-    prefix_index_->Add(previous, iter.RestartPoint(i));
+    // Restart keys out of internal-key order (a damaged block whose checksum still matched):
+    // no index; seeks search the keys themselves. A key above the last is caught before Add,
+    // which needs every key between the first and the last.
+    const Slice user = ExtractUserKey(key);
+    const int c = i > 0 ? ExtractUserKey(previous).compare(user) : -1;
+    if (c > 0 || (c == 0 && ExtractTag(previous) < ExtractTag(key)) ||
+        last_user.compare(user) < 0) {
+      prefix_index_.Clear();
+      return;
+    }
+    previous = key;
+    prefix_index_.Add(user, iter.RestartPoint(i));
   }
 }
 
 void Block::PrefetchSeek(const Slice& target) const {
   if (malformed_) return;
-  if (prefix_index_.has_value() && prefix_index_->has_offsets()) {
+  if (prefix_index_.built() && prefix_index_.has_offsets()) {
     uint32_t lo, hi;
-    prefix_index_->Bounds(target, &lo, &hi);
-    __builtin_prefetch(data_ + prefix_index_->Offset(lo > 0 ? lo - 1 : 0));
+    prefix_index_.Bounds(target, &lo, &hi);
+    __builtin_prefetch(data_ + prefix_index_.Offset(lo > 0 ? lo - 1 : 0));
   } else {
     __builtin_prefetch(data_ + restart_offset_);
   }

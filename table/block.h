@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "shale/comparator.h"
@@ -34,8 +33,7 @@ class Block {
   size_t size() const { return size_; }
   // Memory held, for cache charging.
   size_t usable_size() const {
-    return contents_.owned.usable_size() + sizeof(Block) +
-           (prefix_index_.has_value() ? prefix_index_->heap_usage() : 0);
+    return contents_.owned.usable_size() + sizeof(Block) + prefix_index_.heap_usage();
   }
   // For a block of internal keys ordered by a bytewise user comparator (a table's index
   // block, or a data block entering the block cache): builds the RestartPrefixIndex its
@@ -44,7 +42,7 @@ class Block {
   // whose restart keys are out of order (its seeks search the keys). Not thread-safe: call
   // before sharing the block.
   void BuildRestartPrefixIndex();
-  bool has_prefix_index() const { return prefix_index_.has_value(); }
+  bool has_prefix_index() const { return prefix_index_.built(); }
   // Positions iter on this block (unpositioned until a Seek*). A malformed block gives an
   // iterator that is invalid with Corruption.
   void InitIterator(const Comparator* cmp, BlockIter* iter) const;
@@ -53,15 +51,23 @@ class Block {
   // restart entry its scan starts from when a small block's prefix index tells it, else the
   // restart array.
   void PrefetchSeek(const Slice& target) const;
+  // Hints the CPU to load this object's own lines (its fields and a small block's index).
+  void PrefetchHeader() const {
+    for (size_t off = 0; off < sizeof(Block); off += 64) {
+      __builtin_prefetch(reinterpret_cast<const char*>(this) + off);
+    }
+  }
 
  private:
-  BlockContents contents_;
+  // The fields a seek reads come first (the prefix index's first lines with them); the
+  // contents' owner last.
   const char* data_;
-  size_t size_;
   uint32_t restart_offset_ = 0;  // start of the restart array
   uint32_t num_restarts_ = 0;
   bool malformed_ = false;
-  std::optional<RestartPrefixIndex> prefix_index_;  // held inline: no pointer to chase
+  RestartPrefixIndex prefix_index_;  // held inline: a small block's search reads only this object
+  size_t size_;
+  BlockContents contents_;
 };
 
 class BlockIter final : public InternalIterator {
@@ -80,8 +86,9 @@ class BlockIter final : public InternalIterator {
   Status status() const override { return status_; }
 
   // Seeks for many targets at once, in two steps: FindRestarts gives each target the restart
-  // point its seek scans from, with the binary searches of all targets run side by side (their
-  // memory loads overlap); SeekFromRestart(restarts[k], targets[k]) then positions the iterator
+  // point its seek scans from (searching the block's prefix index for each target when it has
+  // one, else running the binary searches of all targets side by side, so that their memory
+  // loads overlap); SeekFromRestart(restarts[k], targets[k]) then positions the iterator
   // exactly as Seek(targets[k]) would. REQUIRES: targets ascend. FindRestarts returns false
   // when the iterator is invalid: on corruption (status() says what) or when it was never
   // positioned on a block. SeekFromRestart with a restart point past the last is Corruption.

@@ -9,28 +9,34 @@
 
 namespace shale {
 
-RestartPrefixIndex::RestartPrefixIndex(const Slice& first, const Slice& last, uint32_t n) : n_(n) {
-  SHALE_ASSERT(n >= 1);
+void RestartPrefixIndex::Start(const Slice& first, const Slice& last, uint32_t n) {
+  SHALE_ASSERT(n >= 1 && n_ == 0 && heap_ == nullptr);
   // Sorted keys: what the first and the last share, every key between them shares.
   size_t common = 0;
   const size_t max_common = std::min(first.size(), last.size());
   while (common < max_common && first[common] == last[common]) common++;
   common_.assign(first.data(), common);
-  if (n > kInlineRestarts) {
-    heap_ = std::make_unique_for_overwrite<uint64_t[]>(n);
-    numbers_ = heap_.get();
-  } else {
-    numbers_ = inline_numbers_;
-  }
+  n_ = n;
+  added_ = 0;
+  if (n > kInlineRestarts) heap_ = std::make_unique_for_overwrite<uint64_t[]>(n);
 }
 
 void RestartPrefixIndex::Add(const Slice& user_key, uint32_t offset) {
   SHALE_ASSERT(added_ < n_);
   SHALE_ASSERT(user_key.starts_with(Slice(common_)));
-  numbers_[added_] = NumberAt(user_key, common_.size());
-  SHALE_ASSERT(added_ == 0 || numbers_[added_ - 1] <= numbers_[added_]);
+  uint64_t* numbers = heap_ != nullptr ? heap_.get() : inline_numbers_;
+  numbers[added_] = NumberAt(user_key, common_.size());
+  SHALE_ASSERT(added_ == 0 || numbers[added_ - 1] <= numbers[added_]);
   if (has_offsets()) offsets_[added_] = offset;
   added_++;
+}
+
+void RestartPrefixIndex::Clear() {
+  n_ = 0;
+  added_ = 0;
+  heap_.reset();
+  common_.clear();
+  common_.shrink_to_fit();
 }
 
 uint64_t RestartPrefixIndex::NumberAt(const Slice& key, size_t offset) {
@@ -42,7 +48,7 @@ uint64_t RestartPrefixIndex::NumberAt(const Slice& key, size_t offset) {
 }
 
 void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi) const {
-  SHALE_ASSERT(added_ == n_);
+  SHALE_ASSERT(built());
   const uint32_t n = n_;
   if (target.size() < 8) {  // shorter than an internal key's tag
     *lo = 0;
@@ -60,17 +66,18 @@ void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi)
   *lo = first;
   // Ties are rare (keys alike in all 8 bytes after the common prefix): one comparison tells
   // whether there are any.
-  if (first == n || numbers_[first] != t) {
+  const uint64_t* const numbers = this->numbers();
+  if (first == n || numbers[first] != t) {
     *hi = first;
   } else {
-    *hi = static_cast<uint32_t>(std::upper_bound(numbers_ + first, numbers_ + n, t) - numbers_);
+    *hi = static_cast<uint32_t>(std::upper_bound(numbers + first, numbers + n, t) - numbers);
   }
 }
 
 uint32_t RestartPrefixIndex::LowerBound(uint64_t t) const {
   // Branch-free: the halving does not depend on the comparisons, which only choose the base
   // (arithmetically), so a search never mispredicts a branch on the data.
-  const uint64_t* const begin = numbers_;
+  const uint64_t* const begin = numbers();
   size_t len = n_;
   const uint64_t* base = begin;
   while (len > 1) {

@@ -38,15 +38,21 @@ class RestartPrefixIndex {
   // Restart counts up to this keep numbers and offsets inline.
   static constexpr uint32_t kInlineRestarts = 8;
 
-  // first, last: the user keys of a block's first and last restart entries (ascending
-  // bytewise); n: its number of restart points, n >= 1.
-  RestartPrefixIndex(const Slice& first, const Slice& last, uint32_t n);
+  // Empty (built() false) until Start and its Adds.
+  RestartPrefixIndex() = default;
   RestartPrefixIndex(const RestartPrefixIndex&) = delete;
   RestartPrefixIndex& operator=(const RestartPrefixIndex&) = delete;
 
-  // Adds the next restart entry: its user key (not below the previous one's, starting with the
-  // prefix first and last share) and its offset in the block. Called n times, before any use.
+  // Starts the index of a block with n >= 1 restart points whose first and last restart
+  // entries have the user keys first and last (ascending bytewise). REQUIRES: empty.
+  void Start(const Slice& first, const Slice& last, uint32_t n);
+  // Adds the next restart entry: its user key (not below the previous one's, not above last)
+  // and its offset in the block. Called n times after Start.
   void Add(const Slice& user_key, uint32_t offset);
+  // Back to empty (a build that found the block unfit).
+  void Clear();
+  // Whether Start and all its Adds are done; Bounds and Offset need it.
+  bool built() const { return n_ != 0 && added_ == n_; }
 
   // For an internal key target: restart keys [0, *lo) are below it and [*hi, n) above it;
   // those in [*lo, *hi) need a full comparison. A target too short to be an internal key gives
@@ -56,26 +62,29 @@ class RestartPrefixIndex {
   uint32_t size() const { return n_; }
   // Whether Offset answers (the restart entries' offsets are held for small blocks only).
   bool has_offsets() const { return n_ <= kInlineRestarts; }
-  // REQUIRES: has_offsets(), i < size(). Where restart entry i starts in the block.
+  // REQUIRES: built(), has_offsets(), i < size(). Where restart entry i starts in the block.
   uint32_t Offset(uint32_t i) const { return offsets_[i]; }
   // Bytes held outside the object (a table reader's or the block cache's memory).
   size_t heap_usage() const {
-    return (common_.capacity() > kSsoCapacity ? common_.capacity() + 1 : 0) +
+    // A string within its small-string capacity allocates nothing.
+    return (common_.capacity() > std::string().capacity() ? common_.capacity() + 1 : 0) +
            (heap_ != nullptr ? n_ * sizeof(uint64_t) : 0);
   }
 
  private:
-  static constexpr size_t kSsoCapacity = std::string().capacity();
+  // NumberAt(restart key i, common_.size()) at [i]: inline or on the heap.
+  const uint64_t* numbers() const { return heap_ != nullptr ? heap_.get() : inline_numbers_; }
   // The first index whose number is not below t (size() if none).
   uint32_t LowerBound(uint64_t t) const;
   // The 8 bytes of key after offset, big-endian, zero-padded past its end.
   static uint64_t NumberAt(const Slice& key, size_t offset);
 
-  std::string common_;  // the prefix every user key in the block starts with
-  uint32_t n_;
+  // Fields in the order a seek reads them, so that a small block's search touches the fewest
+  // cache lines of its holder.
+  uint32_t n_ = 0;
   uint32_t added_ = 0;
-  uint64_t* numbers_;                 // inline_numbers_ or heap_: NumberAt(key, common_.size())
-  std::unique_ptr<uint64_t[]> heap_;  // when n_ > kInlineRestarts
+  std::unique_ptr<uint64_t[]> heap_;  // the numbers when n_ > kInlineRestarts
+  std::string common_;                // the prefix every user key in the block starts with
   uint64_t inline_numbers_[kInlineRestarts];
   uint32_t offsets_[kInlineRestarts];  // when n_ <= kInlineRestarts
 };

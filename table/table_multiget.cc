@@ -141,7 +141,7 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
     for (size_t w = 0; w < pending; w++) {
       Group& g = window[w];
       g.cached = LookupCachedBlock(g.handle, &g.ref);
-      if (g.cached) __builtin_prefetch(g.ref.get());
+      if (g.cached) g.ref.get()->PrefetchHeader();
     }
     for (size_t w = 0; w < pending; w++) {
       const Group& g = window[w];

@@ -161,7 +161,8 @@ TEST(BlockTest, RestartPrefixIndexBoundsAreExact) {
     Entries entries = round % 2 == 0 ? TieHeavyEntries(&rnd, n) : RandomEntries(&rnd, n, 0, true);
     std::vector<Slice> users;
     for (const auto& [k, v] : entries) users.push_back(ExtractUserKey(k));
-    RestartPrefixIndex index(users.front(), users.back(), static_cast<uint32_t>(users.size()));
+    RestartPrefixIndex index;
+    index.Start(users.front(), users.back(), static_cast<uint32_t>(users.size()));
     for (size_t i = 0; i < users.size(); i++) index.Add(users[i], static_cast<uint32_t>(7 * i));
     ASSERT_EQ(index.size(), entries.size());
     ASSERT_EQ(index.has_offsets(), entries.size() <= RestartPrefixIndex::kInlineRestarts);
@@ -358,11 +359,22 @@ TEST(BlockTest, MalformedBlocksAreCorruptionNeverOutOfBounds) {
 // A damaged index block behind a valid checksum: building its prefix index never reads out of
 // bounds, and seeks through it report Corruption or land somewhere, never crash; restart keys
 // out of order give no prefix index (the seeks then search the keys, as before).
+void CheckPrefixIndexOfMalformedBlocks(int interval);
+
 TEST(BlockTest, PrefixIndexOfMalformedBlocksIsSafe) {
+  // 40 restart points (numbers on the heap), then 5 (numbers and offsets inline).
+  for (int interval : {1, 8}) {
+    SCOPED_TRACE("restart interval " + std::to_string(interval));
+    CheckPrefixIndexOfMalformedBlocks(interval);
+  }
+}
+
+void CheckPrefixIndexOfMalformedBlocks(int interval) {
   InternalKeyComparator icmp(BytewiseComparator());
   Entries entries;
   for (int i = 0; i < 40; i++) entries.emplace_back(IKey("key" + std::to_string(1000 + i), 7), "v");
-  BlockBuilder b(1);
+  const int restarts = (40 + interval - 1) / interval;
+  BlockBuilder b(interval);
   for (const auto& [k, v] : entries) b.Add(k, v);
   const std::string good = b.Finish().ToString();
   const std::string targets_storage[] = {IKey("key1003", 9), IKey("key1020", 0), IKey("key1039", 9),
@@ -396,11 +408,12 @@ TEST(BlockTest, PrefixIndexOfMalformedBlocksIsSafe) {
   // Two restart entries swapped: the block is out of order, so no prefix index is built and a
   // seek gives what the plain binary search gives.
   std::string swapped = good;
-  const size_t restarts_at = swapped.size() - 4 - 40 * 4;
-  std::string a = swapped.substr(restarts_at + 10 * 4, 4),
-              c = swapped.substr(restarts_at + 30 * 4, 4);
-  swapped.replace(restarts_at + 10 * 4, 4, c);
-  swapped.replace(restarts_at + 30 * 4, 4, a);
+  const size_t restarts_at = swapped.size() - 4 - restarts * 4;
+  const int x = restarts / 4, y = 3 * restarts / 4;
+  std::string a = swapped.substr(restarts_at + x * 4, 4),
+              c = swapped.substr(restarts_at + y * 4, 4);
+  swapped.replace(restarts_at + x * 4, 4, c);
+  swapped.replace(restarts_at + y * 4, 4, a);
   Block plain(BlockContents::CopyOf(swapped));
   Block indexed(BlockContents::CopyOf(swapped));
   indexed.BuildRestartPrefixIndex();
@@ -420,7 +433,60 @@ TEST(BlockTest, PrefixIndexOfMalformedBlocksIsSafe) {
   const size_t before = good_block.usable_size();
   good_block.BuildRestartPrefixIndex();
   EXPECT_TRUE(good_block.has_prefix_index());
-  EXPECT_GE(good_block.usable_size(), before + 40 * sizeof(uint64_t));  // numbers on the heap
+  if (restarts > static_cast<int>(RestartPrefixIndex::kInlineRestarts)) {
+    EXPECT_GE(good_block.usable_size(), before + restarts * sizeof(uint64_t));  // on the heap
+  } else {
+    EXPECT_EQ(good_block.usable_size(), before);  // inside the Block
+  }
+}
+
+// Seeks, SeekForPrev, Prev and the batched seeks of a block with a prefix index give exactly
+// what the same block without one gives, for restart counts on both sides of the inline count
+// (numbers and offsets inside the Block up to 8 restart points, numbers on the heap above).
+TEST(BlockTest, PrefixIndexedBlocksAnswerAsPlainOnes) {
+  InternalKeyComparator icmp(BytewiseComparator());
+  for (uint32_t restarts = 1; restarts <= 12; restarts++) {
+    for (int interval : {1, 3, 16}) {
+      SCOPED_TRACE(std::to_string(restarts) + " restart points, interval " +
+                   std::to_string(interval));
+      Random rnd(restarts * 100 + interval);
+      const int n = static_cast<int>(restarts) * interval;
+      Entries entries = interval == 3 ? TieHeavyEntries(&rnd, n) : RandomEntries(&rnd, n, 30, true);
+      auto plain = BuildBlock(entries, interval, false);
+      auto indexed = BuildBlock(entries, interval, true);
+      ASSERT_TRUE(indexed->has_prefix_index());
+      auto p = plain->NewIterator(&icmp);
+      auto q = indexed->NewIterator(&icmp);
+      const auto same = [&](const char* what) {
+        ASSERT_EQ(p->Valid(), q->Valid()) << what;
+        if (p->Valid()) {
+          ASSERT_EQ(p->key().ToString(), q->key().ToString()) << what;
+        }
+        ASSERT_TRUE(q->status().ok()) << q->status().ToString();
+      };
+      std::vector<std::string> targets = InternalTargets(entries, &rnd);
+      std::sort(targets.begin(), targets.end(),
+                [&](const std::string& a, const std::string& b) { return icmp.Compare(a, b) < 0; });
+      for (const std::string& t : targets) {
+        p->Seek(t);
+        q->Seek(t);
+        same("Seek");
+        if (p->Valid()) {
+          p->Prev();
+          q->Prev();
+          same("Prev");
+        }
+        p->SeekForPrev(t);
+        q->SeekForPrev(t);
+        same("SeekForPrev");
+      }
+      std::vector<Slice> slices(targets.begin(), targets.end());
+      std::vector<uint32_t> rp(slices.size()), rq(slices.size());
+      ASSERT_TRUE(p->FindRestarts(slices.data(), slices.size(), rp.data()));
+      ASSERT_TRUE(q->FindRestarts(slices.data(), slices.size(), rq.data()));
+      ASSERT_EQ(rp, rq);
+    }
+  }
 }
 
 // ---- Filters ----
@@ -821,6 +887,67 @@ TEST_F(TableTest, CachedValuesArePinnedNotCopied) {
   const uint64_t useful = stats_->getTickerCount(BLOOM_FILTER_USEFUL);
   for (int i = 0; i < 100; i++) Get(reader.get(), "nothere" + std::to_string(i), 5);
   EXPECT_GT(stats_->getTickerCount(BLOOM_FILTER_USEFUL), useful + 90);
+}
+
+// A cache that records the values inserted into it, passing everything on to an LRU cache.
+class RecordingCache : public Cache {
+ public:
+  explicit RecordingCache(size_t capacity) : base_(NewLRUCache(capacity, 0)) {}
+  const char* Name() const override { return "RecordingCache"; }
+  Status Insert(const Slice& key, void* value, size_t charge, Deleter deleter,
+                Handle** handle) override {
+    inserted.push_back(value);
+    return base_->Insert(key, value, charge, deleter, handle);
+  }
+  Handle* Lookup(const Slice& key) override { return base_->Lookup(key); }
+  void Ref(Handle* handle) override { base_->Ref(handle); }
+  void Release(Handle* handle) override { base_->Release(handle); }
+  void* Value(Handle* handle) override { return base_->Value(handle); }
+  void Erase(const Slice& key) override { base_->Erase(key); }
+  uint64_t NewId() override { return base_->NewId(); }
+  void SetCapacity(size_t capacity) override { base_->SetCapacity(capacity); }
+  size_t GetCapacity() const override { return base_->GetCapacity(); }
+  size_t GetUsage() const override { return base_->GetUsage(); }
+  size_t GetPinnedUsage() const override { return base_->GetPinnedUsage(); }
+  void EraseUnRefEntries() override { base_->EraseUnRefEntries(); }
+
+  std::vector<void*> inserted;
+
+ private:
+  std::shared_ptr<Cache> base_;
+};
+
+// Data blocks entering the block cache carry a prefix index (a small block's inside the Block
+// object), and reads through it find every key; blocks read without filling the cache do not
+// enter it.
+TEST_F(TableTest, CachedDataBlocksCarryAPrefixIndex) {
+  Entries entries;
+  for (int i = 0; i < 2000; i++) {
+    entries.emplace_back(IKey("key" + std::to_string(100000 + i), 1), "value" + std::to_string(i));
+  }
+  ASSERT_NO_FATAL_FAILURE(Build("/t/pfx.sst", entries,
+                                {"", 0, 0, false, 1024, 16, CompressionType::kNoCompression, 10}));
+  auto cache = std::make_shared<RecordingCache>(4 << 20);
+  std::unique_ptr<TableReader> reader;
+  ASSERT_TRUE(Open("/t/pfx.sst", &reader, cache).ok());
+  ReadOptions no_fill;
+  no_fill.fill_cache = false;
+  ASSERT_EQ(Get(reader.get(), "key100010", 5, nullptr, no_fill), "value10");
+  EXPECT_TRUE(cache->inserted.empty());
+  for (int i = 0; i < 2000; i += 7) {
+    ASSERT_EQ(Get(reader.get(), "key" + std::to_string(100000 + i), 5),
+              "value" + std::to_string(i));
+    ASSERT_EQ(Get(reader.get(), "key" + std::to_string(100000 + i) + "x", 5), "NOT_FOUND");
+  }
+  ASSERT_FALSE(cache->inserted.empty());
+  for (void* value : cache->inserted) {
+    EXPECT_TRUE(static_cast<const Block*>(value)->has_prefix_index());
+  }
+  // Served from the cached, indexed blocks.
+  for (int i = 0; i < 2000; i++) {
+    ASSERT_EQ(Get(reader.get(), "key" + std::to_string(100000 + i), 5),
+              "value" + std::to_string(i));
+  }
 }
 
 TEST_F(TableTest, VersionsOfOneKeySpanningBlocks) {
