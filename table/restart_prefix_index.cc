@@ -24,7 +24,7 @@ void RestartPrefixIndex::Start(const Slice& first, const Slice& last, uint32_t n
 void RestartPrefixIndex::Add(const Slice& user_key, uint32_t offset) {
   SHALE_ASSERT(added_ < n_);
   SHALE_ASSERT(user_key.starts_with(Slice(common_)));
-  uint64_t* numbers = heap_ != nullptr ? heap_.get() : inline_numbers_;
+  uint64_t* const numbers = this->numbers();
   numbers[added_] = NumberAt(user_key, common_.size());
   SHALE_ASSERT(added_ == 0 || numbers[added_ - 1] <= numbers[added_]);
   if (has_offsets()) offsets_[added_] = offset;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "shale/slice.h"
 
@@ -74,6 +75,7 @@ class RestartPrefixIndex {
  private:
   // NumberAt(restart key i, common_.size()) at [i]: inline or on the heap.
   const uint64_t* numbers() const { return heap_ != nullptr ? heap_.get() : inline_numbers_; }
+  uint64_t* numbers() { return const_cast<uint64_t*>(std::as_const(*this).numbers()); }
   // The first index whose number is not below t (size() if none).
   uint32_t LowerBound(uint64_t t) const;
   // The 8 bytes of key after offset, big-endian, zero-padded past its end.
