@@ -228,9 +228,11 @@ TEST_F(DBBenchTest, MaxScanDistanceBoundsEachSeek) {
     EXPECT_LE(bytes, 300 * (direction == std::string("true") ? 6 : 5) * 116) << r.output;
   }
   // deleterandom deletes random keys, deleteseq every key in order: nothing is left to find.
+  // 500 deletes drawn with replacement leave about 1,558 of 2,000 keys, and 2,000 random reads
+  // find about as many (sigma 19); the seed is fixed so that the count does not wander.
   r = Bench(
       "-benchmarks=deleterandom,readrandom,deleteseq,readrandom -use_existing_db=true "
-      "-num=2000 -deletes=500");
+      "-num=2000 -deletes=500 -seed=7");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(CountResults(r.output, "deleterandom"), 1) << r.output;
   EXPECT_EQ(CountResults(r.output, "deleteseq"), 1) << r.output;
