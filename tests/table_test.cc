@@ -1456,26 +1456,36 @@ TEST_F(TableTest, TableCacheOpensChecksSizesAndBoundsOpenFiles) {
   ASSERT_TRUE(fs_.CreateDirIfMissing("/db").ok());
   Entries entries = {{IKey("a", 1), "1"}, {IKey("b", 2), "2"}};
   const TableShape shape{"", 0, 0, false, 4096, 16, CompressionType::kNoCompression, 10};
-  std::vector<uint64_t> sizes;
+  std::vector<FileMetaData> files(40);
   for (uint64_t n = 1; n <= 40; n++) {
     ASSERT_NO_FATAL_FAILURE(Build(TableFileName("/db", n), entries, shape));
-    sizes.push_back(fs_.FileSize(TableFileName("/db", n)));
+    files[n - 1].number = n;
+    files[n - 1].file_size = fs_.FileSize(TableFileName("/db", n));
   }
   TableReaderOptions ro;
   ro.comparator = &icmp_;
   ro.block_cache = NewLRUCache(1 << 20);
   TableCache tc("/db", &fs_, ro, /*max_open_files=*/30, false);
-  for (uint64_t n = 1; n <= 40; n++) {
+  auto get = [&](const FileMetaData& f, const char* key, std::string* value) {
     PinnableSlice v;
-    GetContext ctx(nullptr, nullptr, "b", &v);
-    LookupKey lk("b", kMaxSequenceNumber);
-    ASSERT_TRUE(tc.Get(ReadOptions(), n, sizes[n - 1], lk.internal_key(), &ctx).ok());
-    EXPECT_EQ(v.ToString(), "2");
+    GetContext ctx(nullptr, nullptr, key, &v);
+    LookupKey lk(key, kMaxSequenceNumber);
+    TableRef table;
+    Status s = tc.Find(f, &table);
+    if (s.ok()) s = table->Get(ReadOptions(), lk.internal_key(), &ctx);
+    *value = v.ToString();
+    return s;
+  };
+  std::string value;
+  for (const FileMetaData& f : files) {
+    ASSERT_TRUE(get(f, "b", &value).ok());
+    EXPECT_EQ(value, "2");
+    EXPECT_EQ(f.pin.reader(), nullptr);  // a bounded cache pins nothing
   }
   EXPECT_LE(tc.open_readers(), 20u);  // 30 minus the reserved descriptors
 
   // An iterator keeps its reader open across eviction.
-  auto it = tc.NewIterator(ReadOptions(), 1, sizes[0]);
+  auto it = tc.NewIterator(ReadOptions(), files[0]);
   tc.Evict(1);
   it->SeekToFirst();
   ASSERT_TRUE(it->Valid());
@@ -1483,18 +1493,81 @@ TEST_F(TableTest, TableCacheOpensChecksSizesAndBoundsOpenFiles) {
   it.reset();
 
   // Wrong size (a truncated or swapped file) and a missing file.
-  PinnableSlice v;
-  GetContext ctx(nullptr, nullptr, "a", &v);
-  LookupKey lk("a", kMaxSequenceNumber);
   tc.Evict(2);
-  Status s = tc.Get(ReadOptions(), 2, sizes[1] + 1, lk.internal_key(), &ctx);
+  FileMetaData wrong;
+  wrong.number = 2;
+  wrong.file_size = files[1].file_size + 1;
+  Status s = get(wrong, "a", &value);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.ToString().find("MANIFEST"), std::string::npos);
   EXPECT_NE(s.ToString().find(TableFileName("/db", 2)), std::string::npos) << s.ToString();
-  s = tc.Get(ReadOptions(), 99, 100, lk.internal_key(), &ctx);
+  FileMetaData missing;
+  missing.number = 99;
+  missing.file_size = 100;
+  s = get(missing, "a", &value);
   EXPECT_FALSE(s.ok());
-  auto bad_it = tc.NewIterator(ReadOptions(), 99, 100);
+  auto bad_it = tc.NewIterator(ReadOptions(), missing);
   EXPECT_FALSE(bad_it->status().ok());
+}
+
+// Unbounded, the first lookup pins the reader in the file's metadata: later lookups find it
+// there, eviction (the file deleted) leaves it open until the metadata goes, and a copy of the
+// metadata holds no pin.
+TEST_F(TableTest, UnboundedTableCachePinsReadersInTheirFiles) {
+  ASSERT_TRUE(fs_.CreateDirIfMissing("/db").ok());
+  Entries entries = {{IKey("a", 1), "1"}, {IKey("b", 2), "2"}};
+  const TableShape shape{"", 0, 0, false, 4096, 16, CompressionType::kNoCompression, 10};
+  ASSERT_NO_FATAL_FAILURE(Build(TableFileName("/db", 7), entries, shape));
+  TableReaderOptions ro;
+  ro.comparator = &icmp_;
+  ro.block_cache = NewLRUCache(1 << 20);
+  auto tc = std::make_unique<TableCache>("/db", &fs_, ro, /*max_open_files=*/-1, false);
+  auto f = std::make_unique<FileMetaData>();
+  f->number = 7;
+  f->file_size = fs_.FileSize(TableFileName("/db", 7));
+
+  EXPECT_FALSE(tc->FindOpen(*f));  // not open yet: FindOpen opens nothing
+  EXPECT_EQ(f->pin.reader(), nullptr);
+  TableRef first;
+  ASSERT_TRUE(tc->Find(*f, &first).ok());
+  ASSERT_NE(f->pin.reader(), nullptr);
+  EXPECT_EQ(first.get(), f->pin.reader());
+  first.Reset();
+  EXPECT_EQ(tc->FindOpen(*f).get(), f->pin.reader());
+  EXPECT_EQ(tc->open_readers(), 1u);
+
+  FileMetaData copy = *f;
+  EXPECT_EQ(copy.pin.reader(), nullptr);
+  TableRef second;
+  ASSERT_TRUE(tc->Find(copy, &second).ok());  // the cache's entry, pinned by the copy too
+  EXPECT_EQ(second.get(), f->pin.reader());
+  EXPECT_EQ(copy.pin.reader(), f->pin.reader());
+  second.Reset();
+  copy = FileMetaData();  // assignment drops the old pin
+  EXPECT_EQ(copy.pin.reader(), nullptr);
+
+  // Evicted (the file is deleted), the pinned reader still answers through its metadata.
+  auto it = tc->NewIterator(ReadOptions(), *f);
+  tc->Evict(7);
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->value().ToString(), "1");
+  it.reset();
+  EXPECT_NE(tc->FindOpen(*f).get(), nullptr);
+  EXPECT_EQ(tc->open_readers(), 1u);
+  f.reset();  // the last reference goes: the reader closes
+  EXPECT_EQ(tc->open_readers(), 0u);
+
+  // Metadata outliving its TableCache releases its pin safely.
+  f = std::make_unique<FileMetaData>();
+  f->number = 7;
+  f->file_size = fs_.FileSize(TableFileName("/db", 7));
+  TableRef third;
+  ASSERT_TRUE(tc->Find(*f, &third).ok());
+  third.Reset();
+  tc.reset();
+  ASSERT_NE(f->pin.reader(), nullptr);
+  f.reset();
 }
 
 }  // namespace

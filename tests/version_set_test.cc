@@ -811,7 +811,7 @@ TEST_F(IteratorsTest, LevelAndMergingIteratorsKeepTheContract) {
     std::sort(entries.begin(), entries.end(),
               [&](const auto& a, const auto& b) { return icmp_.Compare(a.first, b.first) < 0; });
     auto meta = WriteTable(20 + t, entries);
-    children.push_back(table_cache_->NewIterator(ReadOptions(), meta->number, meta->file_size));
+    children.push_back(table_cache_->NewIterator(ReadOptions(), *meta));
     l0.push_back(meta);
     all.insert(all.end(), entries.begin(), entries.end());
   }
@@ -825,7 +825,7 @@ TEST_F(IteratorsTest, LevelAndMergingIteratorsKeepTheContract) {
   children.clear();
   children.push_back(NewLevelIterator(table_cache_.get(), ReadOptions(), &icmp_, level));
   for (const auto& meta : l0) {
-    children.push_back(table_cache_->NewIterator(ReadOptions(), meta->number, meta->file_size));
+    children.push_back(table_cache_->NewIterator(ReadOptions(), *meta));
   }
   MergingIteratorOptions together;
   together.async_fs = std::shared_ptr<FileSystem>(&fs_, [](FileSystem*) {});

@@ -241,7 +241,7 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
     if (files.empty()) continue;
     if ((which == 0 ? c.level() : c.output_level()) == 0) {
       for (const auto& f : files) {
-        children.push_back(cfd->table_cache->NewIterator(ro, f->number, f->file_size));
+        children.push_back(cfd->table_cache->NewIterator(ro, *f));
       }
     } else {
       children.push_back(NewLevelIterator(cfd->table_cache.get(), ro, &cfd->icmp, files));
@@ -312,7 +312,7 @@ Status DBImpl::GatherRangeTombstones(CompactionState* state) {
     for (const auto& f : c.inputs(which)) {
       if (f->num_range_deletions == 0) continue;
       std::shared_ptr<const FragmentedRangeTombstoneList> list;
-      Status s = tables->GetRangeTombstones(f->number, f->file_size, f->num_range_deletions, &list);
+      Status s = tables->GetRangeTombstones(*f, &list);
       if (!s.ok()) return s;
       // Clipped to the part: its neighbours carry the rest.
       const Slice lower = state->start.has_value() ? Slice(*state->start) : Slice();

@@ -123,12 +123,8 @@ std::string DBImpl::EstimateNumKeysProperty(const SuperVersion& sv) const {
   for (MemTable* m : sv.imm) n += m->num_entries();
   for (int level = 0; level < sv.current->num_levels(); level++) {
     for (const auto& f : sv.current->files(level)) {
-      Cache::Handle* h = nullptr;
-      TableCache* table_cache = sv.cfd->table_cache.get();
-      if (table_cache->FindTable(f->number, f->file_size, &h).ok()) {
-        n += table_cache->GetReader(h)->properties().num_entries;
-        table_cache->Release(h);
-      }
+      TableRef table;
+      if (sv.cfd->table_cache->Find(*f, &table).ok()) n += table->properties().num_entries;
     }
   }
   return std::to_string(n);

@@ -109,7 +109,7 @@ class LevelIterator final : public InternalIterator {
     if (file_iter_ != nullptr && index_ == i) return;
     CloseFile();
     index_ = i;
-    file_iter_ = table_cache_->NewIterator(options_, files_[i]->number, files_[i]->file_size);
+    file_iter_ = table_cache_->NewIterator(options_, *files_[i]);
   }
   // OpenFile, unless the scan going forward (backward) has passed the upper (lower) bound at
   // file i: every key of it is >= the upper bound (< the lower one). Then the iterator is

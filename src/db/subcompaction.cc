@@ -23,12 +23,9 @@ std::vector<std::string> SubcompactionBoundaries(const Compaction& c, TableCache
   for (int which = 0; which < 2; which++) {
     for (const auto& f : c.inputs(which)) {
       std::vector<TableReader::KeyAnchor> mine;
-      Cache::Handle* handle = nullptr;
-      Status s = tables->FindTable(f->number, f->file_size, &handle);
-      if (s.ok()) {
-        s = tables->GetReader(handle)->ApproximateKeyAnchors(kAnchorsPerTable, &mine);
-        tables->Release(handle);
-      }
+      TableRef table;
+      Status s = tables->Find(*f, &table);
+      if (s.ok()) s = table->ApproximateKeyAnchors(kAnchorsPerTable, &mine);
       // A table that cannot be read here fails the compaction when it is read; until then it
       // weighs its size at its last key.
       if (!s.ok() || mine.empty()) {

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "src/base/filename.h"
 #include "src/util/coding.h"
+#include "src/util/invariants.h"
 
 namespace shale {
 namespace {
@@ -19,14 +22,42 @@ void ReleaseReader(void* cache, void* handle) {
   static_cast<Cache*>(cache)->Release(static_cast<Cache::Handle*>(handle));
 }
 
+// A reader's key in the cache: its file number, fixed 8 bytes.
+class FileKey {
+ public:
+  explicit FileKey(uint64_t file_number) { EncodeFixed64(bytes_, file_number); }
+  Slice slice() const { return Slice(bytes_, sizeof(bytes_)); }
+
+ private:
+  char bytes_[8];
+};
+
 }  // namespace
+
+TableRef& TableRef::operator=(TableRef&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    reader_ = std::exchange(other.reader_, nullptr);
+    cache_ = std::exchange(other.cache_, nullptr);
+    handle_ = std::exchange(other.handle_, nullptr);
+  }
+  return *this;
+}
+
+void TableRef::Reset() {
+  if (handle_ != nullptr) cache_->Release(handle_);
+  reader_ = nullptr;
+  cache_ = nullptr;
+  handle_ = nullptr;
+}
 
 TableCache::TableCache(std::string dbname, FileSystem* fs, const TableReaderOptions& reader_options,
                        int max_open_files, bool use_direct_reads)
     : dbname_(std::move(dbname)),
       fs_(fs),
       reader_options_(reader_options),
-      use_direct_reads_(use_direct_reads) {
+      use_direct_reads_(use_direct_reads),
+      pin_readers_(max_open_files < 0) {
   const size_t capacity = max_open_files < 0
                               ? size_t{4} << 20
                               : static_cast<size_t>(std::max(max_open_files - kReservedFiles, 20));
@@ -37,33 +68,51 @@ TableCache::TableCache(std::string dbname, FileSystem* fs, const TableReaderOpti
   cache_ = NewLRUCache(capacity, shard_bits);
 }
 
-Cache::Handle* TableCache::LookupOpen(uint64_t file_number) {
-  char key[8];
-  EncodeFixed64(key, file_number);
-  return cache_->Lookup(Slice(key, sizeof(key)));
+TableRef TableCache::Ref(const FileMetaData& f, Cache::Handle* handle) {
+  TableRef ref;
+  ref.reader_ = static_cast<TableReader*>(cache_->Value(handle));
+  if (pin_readers_ && f.pin.Install(cache_, handle, ref.reader_)) return ref;
+  ref.cache_ = cache_.get();
+  ref.handle_ = handle;
+  return ref;
 }
 
-Status TableCache::GetRangeTombstones(uint64_t file_number, uint64_t file_size,
-                                      uint64_t num_range_deletions,
-                                      std::shared_ptr<const FragmentedRangeTombstoneList>* list) {
-  SHALE_ASSERT(num_range_deletions > 0);
+TableRef TableCache::FindOpen(const FileMetaData& f) {
+  TableRef ref;
+  ref.reader_ = f.pin.reader();
+  if (ref.reader_ != nullptr) return ref;
+  Cache::Handle* handle = cache_->Lookup(FileKey(f.number).slice());
+  return handle == nullptr ? TableRef() : Ref(f, handle);
+}
+
+Status TableCache::Find(const FileMetaData& f, TableRef* ref) {
+  ref->Reset();
+  ref->reader_ = f.pin.reader();
+  if (ref->reader_ != nullptr) return Status::OK();
   Cache::Handle* handle = nullptr;
-  Status s = FindTable(file_number, file_size, &handle);
+  Status s = FindTable(f.number, f.file_size, &handle);
+  if (s.ok()) *ref = Ref(f, handle);
+  return s;
+}
+
+Status TableCache::GetRangeTombstones(const FileMetaData& f,
+                                      std::shared_ptr<const FragmentedRangeTombstoneList>* list) {
+  SHALE_ASSERT(f.num_range_deletions > 0);
+  TableRef ref;
+  Status s = Find(f, &ref);
   if (!s.ok()) return s;
-  *list = GetReader(handle)->range_tombstones();
-  Release(handle);
+  *list = ref->range_tombstones();
   if (*list == nullptr) {
     return Status::Corruption(fmt::format("table {} has no range deletions, the MANIFEST counts {}",
-                                          file_number, num_range_deletions));
+                                          f.number, f.num_range_deletions));
   }
   return Status::OK();
 }
 
 Status TableCache::FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle) {
-  *handle = LookupOpen(file_number);
+  const FileKey key(file_number);
+  *handle = cache_->Lookup(key.slice());
   if (*handle != nullptr) return Status::OK();
-  char key[8];
-  EncodeFixed64(key, file_number);
 
   const std::string name = TableFileName(dbname_, file_number);
   uint64_t actual_size = 0;
@@ -84,37 +133,24 @@ Status TableCache::FindTable(uint64_t file_number, uint64_t file_size, Cache::Ha
   s = TableReader::Open(ro, std::move(file), file_size, &reader);
   if (!s.ok()) return s;  // not cached: a later attempt retries the open
   TableReader* raw = reader.get();
-  s = cache_->Insert(Slice(key, sizeof(key)), raw, 1, &DeleteReader, handle);
+  s = cache_->Insert(key.slice(), raw, 1, &DeleteReader, handle);
   if (s.ok()) reader.release();
   return s;
 }
 
-Status TableCache::Get(const ReadOptions& options, uint64_t file_number, uint64_t file_size,
-                       const Slice& internal_key, GetContext* ctx) {
-  Cache::Handle* handle = nullptr;
-  Status s = FindTable(file_number, file_size, &handle);
-  if (!s.ok()) return s;
-  s = GetReader(handle)->Get(options, internal_key, ctx);
-  // Values pinned into ctx hold block-cache pins, not the reader: releasing it is safe.
-  cache_->Release(handle);
-  return s;
-}
-
 std::unique_ptr<InternalIterator> TableCache::NewIterator(const ReadOptions& options,
-                                                          uint64_t file_number,
-                                                          uint64_t file_size) {
-  Cache::Handle* handle = nullptr;
-  Status s = FindTable(file_number, file_size, &handle);
+                                                          const FileMetaData& f) {
+  TableRef ref;
+  Status s = Find(f, &ref);
   if (!s.ok()) return NewErrorInternalIterator(s);
-  std::unique_ptr<InternalIterator> it = GetReader(handle)->NewIterator(options);
-  it->RegisterCleanup(&ReleaseReader, cache_.get(), handle);
+  std::unique_ptr<InternalIterator> it = ref->NewIterator(options);
+  if (ref.handle_ != nullptr) {
+    it->RegisterCleanup(&ReleaseReader, std::exchange(ref.cache_, nullptr),
+                        std::exchange(ref.handle_, nullptr));
+  }
   return it;
 }
 
-void TableCache::Evict(uint64_t file_number) {
-  char key[8];
-  EncodeFixed64(key, file_number);
-  cache_->Erase(Slice(key, sizeof(key)));
-}
+void TableCache::Evict(uint64_t file_number) { cache_->Erase(FileKey(file_number).slice()); }
 
 }  // namespace shale

@@ -1,6 +1,7 @@
 // TableCache: open TableReaders of a DB's table files, keyed by file number, bounded by
 // Options::max_open_files (least recently used readers are closed first; a reader in use is
-// kept until released).
+// kept until released). Unbounded (max_open_files < 0), a reader once opened is pinned in the
+// file's FileMetaData (TablePin) and later lookups in that file skip the cache.
 //
 // Opening a file checks that its size is the size the caller (the MANIFEST) expects, so a
 // truncated or swapped file is reported as Corruption before any block is read.
@@ -16,9 +17,35 @@
 #include "shale/file_system.h"
 #include "src/base/get_context.h"
 #include "src/base/internal_iterator.h"
+#include "src/db/version_edit.h"
 #include "table/table_reader.h"
 
 namespace shale {
+
+// A table's reader held for a call: either a reference to its TableCache entry, dropped with
+// the TableRef, or the reader the file's FileMetaData pins (nothing to drop; the metadata must
+// outlive the TableRef). Thread safety: a plain value of one thread. Ownership: movable, not
+// copyable.
+class TableRef {
+ public:
+  TableRef() = default;
+  TableRef(TableRef&& other) noexcept { *this = std::move(other); }
+  TableRef& operator=(TableRef&& other) noexcept;
+  TableRef(const TableRef&) = delete;
+  TableRef& operator=(const TableRef&) = delete;
+  ~TableRef() { Reset(); }
+
+  TableReader* get() const { return reader_; }
+  TableReader* operator->() const { return reader_; }
+  explicit operator bool() const { return reader_ != nullptr; }
+  void Reset();
+
+ private:
+  friend class TableCache;
+  TableReader* reader_ = nullptr;
+  Cache* cache_ = nullptr;  // with handle_: the entry to release; null when pinned by the file
+  Cache::Handle* handle_ = nullptr;
+};
 
 class TableCache {
  public:
@@ -28,34 +55,31 @@ class TableCache {
   TableCache(const TableCache&) = delete;
   TableCache& operator=(const TableCache&) = delete;
 
-  [[nodiscard]] Status Get(const ReadOptions& options, uint64_t file_number, uint64_t file_size,
-                           const Slice& internal_key, GetContext* ctx);
-  // The iterator keeps the reader open while it lives.
-  std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options, uint64_t file_number,
-                                                uint64_t file_size);
-  // A pinned reader; Release(*handle) when done.
-  [[nodiscard]] Status FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle);
-  // The range tombstones of a table whose MANIFEST entry counts num_range_deletions (> 0) of
-  // them; Corruption when the table holds none.
+  // f's reader, opened if it is not open yet.
+  [[nodiscard]] Status Find(const FileMetaData& f, TableRef* ref);
+  // f's reader if it is open already, else an empty ref (nothing is opened).
+  TableRef FindOpen(const FileMetaData& f);
+  // The iterator keeps the reader open while it lives; it must not outlive f.
+  std::unique_ptr<InternalIterator> NewIterator(const ReadOptions& options, const FileMetaData& f);
+  // The range tombstones of f, whose MANIFEST entry counts num_range_deletions (> 0) of them;
+  // Corruption when the table holds none.
   [[nodiscard]] Status GetRangeTombstones(
-      uint64_t file_number, uint64_t file_size, uint64_t num_range_deletions,
-      std::shared_ptr<const FragmentedRangeTombstoneList>* list);
-  // The reader of file_number pinned if it is open already, else null (nothing is opened).
-  Cache::Handle* LookupOpen(uint64_t file_number);
-  TableReader* GetReader(Cache::Handle* handle) {
-    return static_cast<TableReader*>(cache_->Value(handle));
-  }
-  void Release(Cache::Handle* handle) { cache_->Release(handle); }
+      const FileMetaData& f, std::shared_ptr<const FragmentedRangeTombstoneList>* list);
   // Closes the reader of a deleted file (once unpinned).
   void Evict(uint64_t file_number);
   // Readers currently open.
   size_t open_readers() const { return cache_->GetUsage(); }
 
  private:
+  // The reader of file_number referenced in *handle, opened if need be.
+  [[nodiscard]] Status FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle);
+  TableRef Ref(const FileMetaData& f, Cache::Handle* handle);
+
   const std::string dbname_;
   FileSystem* const fs_;
   const TableReaderOptions reader_options_;
   const bool use_direct_reads_;
+  const bool pin_readers_;
   std::shared_ptr<Cache> cache_;
 };
 

@@ -72,7 +72,7 @@ Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext
   int level = 0;
   size_t l0_index = 0;
   const FileMetaData* files[kWindow];
-  Cache::Handle* handles[kWindow];
+  TableRef tables[kWindow];
   for (;;) {
     size_t n = 0;
     while (n < kWindow && (files[n] = NextOnPath(*this, icmp_, key.user_key(), key.internal_key(),
@@ -80,26 +80,21 @@ Status Version::Get(const ReadOptions& options, const LookupKey& key, GetContext
       n++;
     if (n == 0) return Status::OK();
     for (size_t i = 0; i < n; i++) {
-      handles[i] = tc->LookupOpen(files[i]->number);
-      if (handles[i] != nullptr) tc->GetReader(handles[i])->PrefetchFilter(hash);
+      tables[i] = tc->FindOpen(*files[i]);
+      if (tables[i]) tables[i]->PrefetchFilter(hash);
     }
     Status s;
     bool stop = false;
     for (size_t i = 0; i < n && !stop; i++) {
-      if (handles[i] == nullptr) {
-        s = tc->FindTable(files[i]->number, files[i]->file_size, &handles[i]);
-        if (!s.ok()) {
-          handles[i] = nullptr;
-          break;
-        }
+      if (!tables[i]) {
+        s = tc->Find(*files[i], &tables[i]);
+        if (!s.ok()) break;
       }
       // Values pinned into ctx hold block-cache pins, not the reader: releasing it is safe.
-      s = tc->GetReader(handles[i])->Get(options, key.internal_key(), hash, ctx);
+      s = tables[i]->Get(options, key.internal_key(), hash, ctx);
       stop = !s.ok() || ctx->resolved();
     }
-    for (size_t i = 0; i < n; i++) {
-      if (handles[i] != nullptr) tc->Release(handles[i]);
-    }
+    for (size_t i = 0; i < n; i++) tables[i].Reset();
     if (!s.ok() || stop) return s;
   }
 }
@@ -122,11 +117,6 @@ class MultiGetBatch {
   }
   MultiGetBatch(const MultiGetBatch&) = delete;
   MultiGetBatch& operator=(const MultiGetBatch&) = delete;
-  ~MultiGetBatch() {
-    for (const OpenTable& t : open_) {
-      if (t.status.ok()) tc_->Release(t.handle);
-    }
-  }
 
   // Places every key that is neither done nor exhausted at the next file on its path whose
   // filter may hold it. Filter probes need no IO, so a key whose entries sit deep in the tree
@@ -196,7 +186,7 @@ class MultiGetBatch {
  private:
   struct OpenTable {
     const FileMetaData* file;
-    Cache::Handle* handle;
+    TableRef table;
     Status status;
   };
 
@@ -205,12 +195,12 @@ class MultiGetBatch {
     for (size_t i = 0; i < open_.size(); i++) {
       if (open_[i].file == f) return i;
     }
-    OpenTable t{f, nullptr, Status()};
-    t.status = tc_->FindTable(f->number, f->file_size, &t.handle);
-    open_.push_back(t);
+    OpenTable& t = open_.emplace_back();
+    t.file = f;
+    t.status = tc_->Find(*f, &t.table);
     return open_.size() - 1;
   }
-  TableReader* Reader(size_t i) const { return tc_->GetReader(open_[i].handle); }
+  TableReader* Reader(size_t i) const { return open_[i].table.get(); }
 
   const Version& version_;
   TableCache* const tc_;
@@ -246,8 +236,7 @@ Status Version::AddRangeTombstones(RangeTombstoneLists* lists) const {
       for (const auto& f : files) {
         if (f->num_range_deletions == 0) continue;
         std::shared_ptr<const FragmentedRangeTombstoneList> list;
-        Status s = table_cache_->GetRangeTombstones(f->number, f->file_size, f->num_range_deletions,
-                                                    &list);
+        Status s = table_cache_->GetRangeTombstones(*f, &list);
         if (!s.ok()) return s;
         collected->push_back(std::move(list));
       }
@@ -275,11 +264,8 @@ bool Version::KeyMayExist(const LookupKey& key) const {
   size_t l0_index = 0;
   while (const FileMetaData* f =
              NextOnPath(*this, icmp_, key.user_key(), key.internal_key(), &level, &l0_index)) {
-    Cache::Handle* handle = table_cache_->LookupOpen(f->number);
-    if (handle == nullptr) return true;
-    const bool may = table_cache_->GetReader(handle)->KeyMayMatch(key.user_key());
-    table_cache_->Release(handle);
-    if (may) return true;
+    const TableRef table = table_cache_->FindOpen(*f);
+    if (!table || table->KeyMayMatch(key.user_key())) return true;
   }
   return false;
 }
@@ -298,13 +284,11 @@ Status Version::ApproximateSize(const Slice& start, const Slice& limit, uint64_t
         *size += f->file_size;
         continue;
       }
-      Cache::Handle* handle = nullptr;
-      Status s = table_cache_->FindTable(f->number, f->file_size, &handle);
+      TableRef table;
+      Status s = table_cache_->Find(*f, &table);
       if (!s.ok()) return s;
-      const TableReader* reader = table_cache_->GetReader(handle);
-      const uint64_t from = reader->ApproximateOffsetOf(start_key);
-      const uint64_t to = reader->ApproximateOffsetOf(limit_key);
-      table_cache_->Release(handle);
+      const uint64_t from = table->ApproximateOffsetOf(start_key);
+      const uint64_t to = table->ApproximateOffsetOf(limit_key);
       if (to > from) *size += to - from;
     }
   }
@@ -326,7 +310,7 @@ void Version::AddIterators(const ReadOptions& options,
         ucmp->Compare(ExtractUserKey(f->largest), *options.iterate_lower_bound) < 0) {
       continue;
     }
-    iters->push_back(tc->NewIterator(options, f->number, f->file_size));
+    iters->push_back(tc->NewIterator(options, *f));
     if (newest != nullptr) newest->push_back(f->largest_seqno);
   }
   for (int level = 1; level < num_levels(); level++) {
