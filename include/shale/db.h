@@ -17,8 +17,11 @@
 //   - InvalidArgument for a column family handle that is null where one is required, belongs to
 //     another DB, or names a family this DB does not hold.
 //
-// Thread safety: all methods may be called concurrently from any thread, except that Close()
-// and destruction must not race with other calls.
+// Thread safety: all methods may be called concurrently from any thread, except that
+// destruction must not race with other calls, and Close() not with reads or with calls that
+// return iterators, snapshots or handles. Writes may race Close(): each either completes
+// before Close() closes the WAL (and is recovered on the next Open like any other) or returns
+// Aborted.
 //
 // Lifetime: iterators, and PinnableSlices filled by Get, MultiGet or GetMergeOperands, may
 // point into the DB's memtables and block cache; destroy the iterators and Reset() the slices
@@ -241,7 +244,8 @@ class DB {
   virtual Status SyncWAL() = 0;
   // Leaves the read-only state entered after a background or WAL error, if the cause is gone.
   virtual Status Resume() = 0;
-  // Waits for background work, releases files and the LOCK. Later calls return Aborted.
+  // Waits for the writes in flight and background work, releases files and the LOCK. Later
+  // calls return Aborted.
   // Refuses (Aborted, the DB stays open) while snapshots are unreleased or iterators alive.
   virtual Status Close() = 0;
 

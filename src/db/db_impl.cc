@@ -143,6 +143,9 @@ Status DBImpl::CloseImpl() {
     bg_work_cv_.SignalAll();
     bg_done_cv_.SignalAll();
   }
+  // Write groups already past their checks finish before the log and the memtables go; every
+  // later group is refused by MakeRoomForWrite (shutting_down_), a stalled one wakes to it.
+  WithWritesStopped([] { return Status::OK(); }).PermitUncheckedError();
   for (std::thread& t : bg_threads_) t.join();
   bg_threads_.clear();
   Status s;
