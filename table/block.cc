@@ -361,15 +361,11 @@ void BlockIter::PrefetchRestartInterval(uint32_t index) const {
   // The linear scan decodes one entry after another, each address known only once the entry
   // before it is decoded; asking for the interval's cache lines up front lets their loads
   // overlap instead of queueing behind each other.
-  constexpr uint32_t kLine = 64;
-  constexpr uint32_t kMaxLines = 32;
+  constexpr uint32_t kMaxBytes = 32 * kCacheLineBytes;
   const uint32_t begin = next_;
   const uint32_t end = index + 1 < num_restarts_ ? RestartPoint(index + 1) : restarts_;
   if (end <= begin) return;
-  const uint32_t last = std::min(end - 1, begin + kLine * (kMaxLines - 1));
-  for (uint32_t off = begin & ~(kLine - 1); off <= last; off += kLine) {
-    __builtin_prefetch(data_ + off);
-  }
+  PrefetchLines(data_ + begin, std::min(end - begin, kMaxBytes));
 }
 
 void BlockIter::SeekForPrev(const Slice& target) {

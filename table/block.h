@@ -17,6 +17,7 @@
 
 #include "shale/comparator.h"
 #include "src/base/internal_iterator.h"
+#include "src/util/cache_line.h"
 #include "table/format.h"
 #include "table/restart_prefix_index.h"
 
@@ -52,11 +53,7 @@ class Block {
   // restart array.
   void PrefetchSeek(const Slice& target) const;
   // Hints the CPU to load this object's own lines (its fields and a small block's index).
-  void PrefetchHeader() const {
-    for (size_t off = 0; off < sizeof(Block); off += 64) {
-      __builtin_prefetch(reinterpret_cast<const char*>(this) + off);
-    }
-  }
+  void PrefetchHeader() const { PrefetchLines(this, sizeof(Block)); }
 
  private:
   // The fields a seek reads come first (the prefix index's first lines with them); the
