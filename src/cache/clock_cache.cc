@@ -50,6 +50,7 @@
 
 #include "shale/cache.h"
 #include "src/cache/sharded_cache.h"
+#include "src/util/cache_line.h"
 #include "src/util/hash.h"
 #include "src/util/invariants.h"
 
@@ -79,7 +80,7 @@ constexpr uint64_t Counts(uint64_t uses, uint64_t drops) { return uses * kUse + 
 constexpr uint8_t kLongKey = 0xFF;  // key_len of a key longer than kInlineKey
 constexpr size_t kInlineKey = 16;
 
-struct alignas(64) Slot : Cache::Handle {
+struct alignas(kCacheLineBytes) Slot : Cache::Handle {
   std::atomic<uint64_t> state{0};
   void* value = nullptr;
   Cache::Deleter deleter = nullptr;
@@ -534,11 +535,11 @@ class ClockShard {
   std::unique_ptr<std::atomic<uint64_t>[]> claimed_pages_;
 
   // Written by inserts and frees, read by Release.
-  alignas(64) std::atomic<size_t> capacity_{0};
+  alignas(kCacheLineBytes) std::atomic<size_t> capacity_{0};
   std::atomic<size_t> usage_{0};      // charge of every entry, in the table or standalone
   std::atomic<size_t> occupancy_{0};  // slots in use or reserved by an insert
 
-  alignas(64) std::atomic<uint64_t> hand_{0};
+  alignas(kCacheLineBytes) std::atomic<uint64_t> hand_{0};
   std::atomic<size_t> standalone_usage_{0};
   std::atomic<size_t> standalone_count_{0};
 };

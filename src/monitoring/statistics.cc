@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 
+#include "src/util/cache_line.h"
 #include "src/util/histogram.h"
 
 namespace shale {
@@ -128,7 +129,7 @@ class StatisticsImpl final : public Statistics {
   }
 
  private:
-  struct alignas(64) Ticker {
+  struct alignas(kCacheLineBytes) Ticker {
     std::atomic<uint64_t> value{0};
   };
   std::array<Ticker, TICKER_ENUM_MAX> tickers_;
