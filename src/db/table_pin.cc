@@ -1,7 +1,5 @@
 #include "src/db/table_pin.h"
 
-#include <utility>
-
 #include "src/util/invariants.h"
 
 namespace shale {
@@ -11,11 +9,12 @@ TablePin& TablePin::operator=(const TablePin& other) noexcept {
   return *this;
 }
 
-bool TablePin::Install(std::shared_ptr<Cache> cache, Cache::Handle* handle, TableReader* reader) {
+bool TablePin::Install(const std::shared_ptr<Cache>& cache, Cache::Handle* handle,
+                       TableReader* reader) {
   SHALE_ASSERT(handle != nullptr && reader != nullptr);
   Cache::Handle* expected = nullptr;
   if (!handle_.compare_exchange_strong(expected, handle, std::memory_order_acq_rel)) return false;
-  cache_ = std::move(cache);
+  cache_ = cache;
   reader_.store(reader, std::memory_order_release);
   return true;
 }

@@ -6,7 +6,8 @@
 //
 // The pin holds one reference to the reader's TableCache entry and drops it when the metadata
 // goes (the entry, erased when the file is deleted, then closes its reader). It keeps the
-// entry's cache alive too, so a FileMetaData outliving its family's TableCache is still safe.
+// entry's cache alive too, so a FileMetaData that outlives its family's TableCache still drops
+// its pin safely (its reader must not be used then: it borrows the family's comparator).
 // A copy of a FileMetaData describes the same file but holds no pin (the copy pins on its own
 // first lookup).
 //
@@ -35,7 +36,7 @@ class TablePin {
 
   // Makes handle (a reference to reader's entry in cache) the pin's. True when it did; false
   // when another pin came first, and then the caller still owns handle.
-  [[nodiscard]] bool Install(std::shared_ptr<Cache> cache, Cache::Handle* handle,
+  [[nodiscard]] bool Install(const std::shared_ptr<Cache>& cache, Cache::Handle* handle,
                              TableReader* reader);
 
  private:
