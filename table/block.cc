@@ -91,6 +91,8 @@ void BlockIter::Init(const Comparator* cmp, const char* data, uint32_t restarts,
   cmp_ = cmp;
   prefix_index_ = prefix_index;
   SHALE_ASSERT(prefix_index == nullptr || prefix_index->size() == num_restarts);
+  restart_copies_ =
+      prefix_index != nullptr && prefix_index->has_offsets() ? prefix_index->offsets() : nullptr;
   data_ = data;
   restarts_ = restarts;
   num_restarts_ = num_restarts;
@@ -119,7 +121,7 @@ void BlockIter::Corrupt(const char* what) {
 
 uint32_t BlockIter::RestartPoint(uint32_t index) const {
   // A small block's index holds copies of its restart array: no load from the block's end.
-  if (prefix_index_ != nullptr && prefix_index_->has_offsets()) return prefix_index_->Offset(index);
+  if (restart_copies_ != nullptr) return restart_copies_[index];
   return DecodeFixed32(data_ + restarts_ + index * sizeof(uint32_t));
 }
 

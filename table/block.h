@@ -119,6 +119,8 @@ class BlockIter final : public InternalIterator {
 
   const Comparator* cmp_ = nullptr;
   const RestartPrefixIndex* prefix_index_ = nullptr;  // the block's, if it has one
+  // The index's copy of the restart array when it holds one (a small block), else null.
+  const uint32_t* restart_copies_ = nullptr;
   const char* data_ = nullptr;
   uint32_t restarts_ = 0;  // offset of the restart array: the end of the entries
   uint32_t num_restarts_ = 0;

@@ -65,6 +65,8 @@ class RestartPrefixIndex {
   bool has_offsets() const { return n_ <= kInlineRestarts; }
   // REQUIRES: built(), has_offsets(), i < size(). Where restart entry i starts in the block.
   uint32_t Offset(uint32_t i) const { return offsets_[i]; }
+  // REQUIRES: built(), has_offsets(). The offsets, Offset(0) to Offset(size() - 1).
+  const uint32_t* offsets() const { return offsets_; }
   // Bytes held outside the object (a table reader's or the block cache's memory).
   size_t heap_usage() const {
     // A string within its small-string capacity allocates nothing.
