@@ -12,6 +12,7 @@
 
 #include "shale/statistics.h"
 #include "src/db/write_thread.h"
+#include "src/util/random.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
 
@@ -128,25 +129,30 @@ TEST_P(DBWriteConcurrentTest, SixteenThreadsFiveThousandWritesEach) {
   EXPECT_EQ(verify_all(), 0);
 }
 
-// DB::Close while writers run: Close waits for the write groups in flight, every later write
-// is refused with Aborted (none reaches the closed log or the released memtables), and every
-// write that was acknowledged is in the DB when it opens again. A small write buffer keeps
-// memtable switches and flushes racing with the close.
-TEST_P(DBWriteConcurrentTest, CloseWhileWritersRunRefusesTheRestAndKeepsTheAcknowledged) {
-  constexpr int kThreads = 4;
+// DB::Close while writers, point readers, Flush and SyncWAL run (db.h): Close waits for the
+// write groups in flight, every later write, exclusive section (Flush, SyncWAL) and read is
+// refused with Aborted (none reaches the closed log, the released memtables or versions), reads
+// before that answer right, and every write that was acknowledged is in the DB when it opens
+// again. A small write buffer keeps memtable switches and flushes racing with the close.
+TEST_P(DBWriteConcurrentTest, CloseRacingWritesReadsAndFlushesKeepsEveryAcknowledgedWrite) {
+  constexpr int kWriters = 3;
+  constexpr int kReaders = 2;
   options_.write_buffer_size = 64 << 10;
   for (int round = 0; round < 3; round++) {
     Open();
-    std::vector<std::vector<int>> acknowledged(kThreads);
+    std::vector<std::vector<int>> acknowledged(kWriters);
+    std::vector<std::atomic<int>> written(kWriters);
     std::atomic<int> writes{0};
     std::atomic<int> unexpected{0};
+    std::atomic<int> wrong_values{0};
     std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; t++) {
+    for (int t = 0; t < kWriters; t++) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < 1000000; i++) {
           const Status s = db_->Put(WriteOptions(), Key(t, i), Value(t, i));
           if (s.ok()) {
             acknowledged[t].push_back(i);
+            written[t].store(i + 1);
             writes++;
           } else {
             if (!s.IsAborted()) unexpected++;
@@ -155,15 +161,50 @@ TEST_P(DBWriteConcurrentTest, CloseWhileWritersRunRefusesTheRestAndKeepsTheAckno
         }
       });
     }
+    for (int r = 0; r < kReaders; r++) {
+      threads.emplace_back([&, r] {
+        Random rnd(static_cast<uint32_t>(round * 10 + r + 1));
+        for (;;) {
+          const int t = static_cast<int>(rnd.Uniform(kWriters));
+          const int n = written[t].load();
+          if (n == 0) {
+            std::this_thread::yield();
+            continue;
+          }
+          const int i = static_cast<int>(rnd.Uniform(static_cast<uint64_t>(n)));
+          const std::string key = Key(t, i), other = Key(t, n - 1);
+          std::string value;
+          const Status s = db_->Get(ReadOptions(), key, &value);
+          if (s.IsAborted()) break;
+          if (!s.ok()) unexpected++;
+          if (s.ok() && value != Value(t, i)) wrong_values++;
+          std::vector<std::string> values;
+          const std::vector<Status> statuses =
+              db_->MultiGet(ReadOptions(), {Slice(key), Slice(other)}, &values);
+          if (statuses[0].IsAborted()) break;
+          if (!statuses[0].ok() || !statuses[1].ok()) unexpected++;
+          if (statuses[0].ok() && values[0] != Value(t, i)) wrong_values++;
+        }
+      });
+    }
+    threads.emplace_back([&] {
+      for (int i = 0;; i++) {
+        const Status s = i % 2 == 0 ? db_->Flush(FlushOptions()) : db_->SyncWAL();
+        if (s.IsAborted()) break;
+        if (!s.ok()) unexpected++;
+      }
+    });
     while (writes.load() < 2000 * (round + 1)) std::this_thread::yield();
     const Status closed = db_->Close();
     for (auto& th : threads) th.join();
     ASSERT_TRUE(closed.ok()) << closed.ToString();
     EXPECT_EQ(unexpected.load(), 0);
+    EXPECT_EQ(wrong_values.load(), 0);
+    EXPECT_TRUE(db_->Close().IsAborted());
     db_.reset();
     Open();
     int missing = 0;
-    for (int t = 0; t < kThreads; t++) {
+    for (int t = 0; t < kWriters; t++) {
       for (int i : acknowledged[t]) {
         if (Get(Key(t, i)) != Value(t, i)) missing++;
       }

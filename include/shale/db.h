@@ -17,11 +17,12 @@
 //   - InvalidArgument for a column family handle that is null where one is required, belongs to
 //     another DB, or names a family this DB does not hold.
 //
-// Thread safety: all methods may be called concurrently from any thread, except that
-// destruction must not race with other calls, and Close() not with reads or with calls that
-// return iterators, snapshots or handles. Writes may race Close(): each either completes
-// before Close() closes the WAL (and is recovered on the next Open like any other) or returns
-// Aborted.
+// Thread safety: all methods may be called concurrently from any thread. Close() may race
+// writes (Put, Delete, Merge, Write, SingleDelete, DeleteRange), point reads (Get, MultiGet,
+// GetMergeOperands, KeyMayExist), Flush, SyncWAL, Resume and another Close(): each either
+// completes as if before the close (a write is then in the WAL, recovered by the next Open) or
+// returns Aborted. Other calls must not race Close() (NewIterator and GetSnapshot would hand out
+// objects Close() did not count), and nothing may race destruction.
 //
 // Lifetime: iterators, and PinnableSlices filled by Get, MultiGet or GetMergeOperands, may
 // point into the DB's memtables and block cache; destroy the iterators and Reset() the slices

@@ -17,7 +17,7 @@ Status DBImpl::GetApproximateSizes(const SizeApproximationOptions& options,
   }
   if (n < 0) return Status::InvalidArgument("GetApproximateSizes: negative range count");
   std::shared_ptr<SuperVersion> sv = FamilyOf(column_family)->GetSuperVersion();
-  if (sv == nullptr) return Status::InvalidArgument("column family was dropped");
+  if (sv == nullptr) return NoSuperVersion(*FamilyOf(column_family));
   const Comparator* ucmp = sv->cfd->options.comparator;
   for (int i = 0; i < n; i++) {
     if (ucmp->Compare(ranges[i].start, ranges[i].limit) > 0) {

@@ -613,7 +613,8 @@ Status DBImpl::FlushImpl(const FlushOptions& options,
     }
     return false;
   };
-  while ((flushing() || flush_finishing_) && bg_error_.ok() && !shutting_down_) {
+  while ((flushing() || flush_finishing_) && bg_error_.ok()) {
+    if (shutting_down_) return Status::Aborted("the DB is closing");
     bg_done_cv_.Wait();
   }
   return bg_error_.ok() ? Status::OK() : Status::IOError("flush failed", bg_error_.ToString());

@@ -54,6 +54,12 @@ Status DBImpl::CheckOpen() const {
   return Status::OK();
 }
 
+Status DBImpl::NoSuperVersion(const ColumnFamilyData& cfd) const {
+  Status s = CheckOpen();
+  if (!s.ok()) return s;
+  return Status::InvalidArgument("column family was dropped", cfd.name);
+}
+
 void DBImpl::SetBackgroundError(const Status& s) {
   MutexLock l(&mutex_);
   SetBackgroundErrorLocked(s);
@@ -130,6 +136,8 @@ Status DBImpl::Close() {
   if (live_iterators_.load(std::memory_order_acquire) > 0) {
     return Status::Aborted("cannot close a DB with live iterators");
   }
+  // One of two racing Closes releases the DB; the other is told it is closed.
+  if (closed_.exchange(true)) return Status::Aborted("DB is closed");
   return CloseImpl();
 }
 
@@ -144,7 +152,8 @@ Status DBImpl::CloseImpl() {
     bg_done_cv_.SignalAll();
   }
   // Write groups already past their checks finish before the log and the memtables go; every
-  // later group is refused by MakeRoomForWrite (shutting_down_), a stalled one wakes to it.
+  // later group is refused by MakeRoomForWrite (shutting_down_), a stalled one wakes to it, and
+  // so is every later exclusive section (Flush, SyncWAL, Resume, family changes).
   WithWritesStopped([] { return Status::OK(); }).PermitUncheckedError();
   for (std::thread& t : bg_threads_) t.join();
   bg_threads_.clear();

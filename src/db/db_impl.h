@@ -346,6 +346,9 @@ class DBImpl final : public DB {
   // snapshot of another DB.
   Status ReadSequence(const ReadOptions& options, SequenceNumber* seq) const;
   Status CheckOpen() const;
+  // Why cfd has no SuperVersion: Aborted when the DB closed after the caller's CheckOpen,
+  // otherwise InvalidArgument (the family was dropped).
+  Status NoSuperVersion(const ColumnFamilyData& cfd) const;
   // OK when column_family is a handle of this DB naming a family it holds; InvalidArgument
   // otherwise (null, another DB's, a dropped family).
   Status CheckFamily(const ColumnFamilyHandle* column_family) const;
@@ -538,7 +541,14 @@ Status DBImpl::WithWritesStopped(Fn&& fn) {
   write_thread_.BuildBatchGroup(&w, &group);
   // Pipelined: the groups still inserting are finished first.
   write_thread_.WaitForEarlierGroups(&w);
-  Status s = fn();
+  Status s;
+  {
+    // Close sets shutting_down_ before it drains the writes through this slot: a section that
+    // gets the slot after that finds the WAL, memtables or versions being released.
+    MutexLock l(&mutex_);
+    if (shutting_down_) s = Status::Aborted("the DB is closing");
+  }
+  if (s.ok()) s = fn();
   write_thread_.ExitAsBatchGroupLeader(group, s);
   return s;
 }

@@ -62,7 +62,7 @@ Status DBImpl::GetImpl(const ReadOptions& options, ColumnFamilyData* cfd, const 
   // than it. Loaded first, the SuperVersion holds every version up to the sequence, except
   // writes to memtables it does not have, which are all newer than those it has.
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
-  if (sv == nullptr) return Status::InvalidArgument("column family was dropped", cfd->name);
+  if (sv == nullptr) return NoSuperVersion(*cfd);
   SequenceNumber seq;
   s = ReadSequence(options, &seq);
   if (!s.ok()) return s;
@@ -131,7 +131,7 @@ void DBImpl::MultiGetImpl(const ReadOptions& options, ColumnFamilyData* cfd, siz
   // Every key is read at the same sequence from one SuperVersion, loaded first (see Get):
   // one consistent state.
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
-  if (sv == nullptr) s = Status::InvalidArgument("column family was dropped", cfd->name);
+  if (sv == nullptr) s = NoSuperVersion(*cfd);
   SequenceNumber seq = 0;
   if (s.ok()) s = ReadSequence(options, &seq);
   if (!s.ok()) {
@@ -280,7 +280,7 @@ Status DBImpl::GetMergeOperandsImpl(const ReadOptions& options, ColumnFamilyData
     return s;
   }
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();  // before the sequence: see Get
-  if (sv == nullptr) s = Status::InvalidArgument("column family was dropped", cfd->name);
+  if (sv == nullptr) s = NoSuperVersion(*cfd);
   SequenceNumber seq = 0;
   if (s.ok()) s = ReadSequence(options, &seq);
   if (!s.ok()) {
@@ -362,9 +362,7 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
   Status s = CheckOpen();
   if (!s.ok()) return NewErrorIterator(s);
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();  // before the sequence: see Get
-  if (sv == nullptr) {
-    return NewErrorIterator(Status::InvalidArgument("column family was dropped", cfd->name));
-  }
+  if (sv == nullptr) return NewErrorIterator(NoSuperVersion(*cfd));
   SequenceNumber seq = 0;
   s = ReadSequence(options, &seq);
   if (!s.ok()) return NewErrorIterator(s);
