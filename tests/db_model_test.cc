@@ -435,6 +435,11 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // WAL is replayed): more flushes of tombstones, and replays that fill several memtables.
   Random limit_rnd(seed ^ 0x1b873593);
   options_.memtable_max_range_deletions = limit_rnd.OneIn(3) ? 1 + limit_rnd.Uniform(4) : 0;
+  // One run in three bounds the table cache to 20 readers (Options::max_open_files): readers
+  // are closed and reopened as the tiny LSMs' files come and go, and none is pinned in its
+  // file's metadata; a stream of its own, as above.
+  Random open_rnd(seed ^ 0xc2b2ae35);
+  options_.max_open_files = open_rnd.OneIn(3) ? 30 : -1;
   // One run in two starts table writeback every few pages (Options::bytes_per_sync); a stream
   // of its own, as above.
   Random sync_rnd(seed ^ 0x85ebca6b);
