@@ -75,6 +75,21 @@ void BM_FilterProbe(benchmark::State& state) {
 }
 BENCHMARK(BM_FilterProbe)->Args({10000, 0})->Args({1000000, 0})->Args({1000000, 1});
 
+// The timed loop of the block seek benchmarks: seeks to keys drawn at random from `keys`.
+void SeekRandomKeys(benchmark::State& state, const InternalKeyComparator& icmp, const Block& block,
+                    const std::vector<std::string>& keys) {
+  BlockIter it;
+  block.InitIterator(&icmp, &it);
+  Random rnd(3);
+  uint64_t found = 0;
+  for (auto _ : state) {
+    it.Seek(keys[rnd.Uniform(keys.size())]);
+    found += it.Valid() ? 1 : 0;
+  }
+  benchmark::DoNotOptimize(found);
+  state.SetItemsProcessed(state.iterations());
+}
+
 // Seek to random keys in one 4 KiB data block of internal keys.
 void BM_BlockSeek(benchmark::State& state) {
   const int restart_interval = static_cast<int>(state.range(0));
@@ -87,19 +102,9 @@ void BM_BlockSeek(benchmark::State& state) {
     builder.Add(k, std::string(100, 'v'));
     keys.push_back(k);
   }
-  const Slice raw = builder.Finish();
-  Block block(BlockContents::CopyOf(raw));
-  BlockIter it;
-  block.InitIterator(&icmp, &it);
-  Random rnd(3);
-  uint64_t found = 0;
-  for (auto _ : state) {
-    it.Seek(keys[rnd.Uniform(keys.size())]);
-    found += it.Valid() ? 1 : 0;
-  }
-  benchmark::DoNotOptimize(found);
+  Block block(BlockContents::CopyOf(builder.Finish()));
+  SeekRandomKeys(state, icmp, block, keys);
   state.counters["entries"] = static_cast<double>(keys.size());
-  state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_BlockSeek)->Arg(1)->Arg(16);
 
@@ -117,19 +122,9 @@ void BM_IndexBlockSeek(benchmark::State& state) {
     builder.Add(k, "handle");
     keys.push_back(k);
   }
-  const Slice raw = builder.Finish();
-  Block block(BlockContents::CopyOf(raw));
+  Block block(BlockContents::CopyOf(builder.Finish()));
   block.BuildRestartPrefixIndex();
-  BlockIter it;
-  block.InitIterator(&icmp, &it);
-  Random rnd(3);
-  uint64_t found = 0;
-  for (auto _ : state) {
-    it.Seek(keys[rnd.Uniform(keys.size())]);
-    found += it.Valid() ? 1 : 0;
-  }
-  benchmark::DoNotOptimize(found);
-  state.SetItemsProcessed(state.iterations());
+  SeekRandomKeys(state, icmp, block, keys);
 }
 BENCHMARK(BM_IndexBlockSeek)->Arg(16 << 10)->Arg(256 << 10);
 

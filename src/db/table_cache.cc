@@ -86,11 +86,10 @@ TableRef TableCache::FindOpen(const FileMetaData& f) {
 }
 
 Status TableCache::Find(const FileMetaData& f, TableRef* ref) {
-  ref->Reset();
-  ref->reader_ = f.pin.reader();
-  if (ref->reader_ != nullptr) return Status::OK();
+  *ref = FindOpen(f);
+  if (*ref) return Status::OK();
   Cache::Handle* handle = nullptr;
-  Status s = FindTable(f.number, f.file_size, &handle);
+  Status s = OpenTable(f.number, f.file_size, &handle);
   if (s.ok()) *ref = Ref(f, handle);
   return s;
 }
@@ -109,11 +108,8 @@ Status TableCache::GetRangeTombstones(const FileMetaData& f,
   return Status::OK();
 }
 
-Status TableCache::FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle) {
+Status TableCache::OpenTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle) {
   const FileKey key(file_number);
-  *handle = cache_->Lookup(key.slice());
-  if (*handle != nullptr) return Status::OK();
-
   const std::string name = TableFileName(dbname_, file_number);
   uint64_t actual_size = 0;
   Status s = fs_->GetFileSize(name, &actual_size);

@@ -71,8 +71,10 @@ class TableCache {
   size_t open_readers() const { return cache_->GetUsage(); }
 
  private:
-  // The reader of file_number referenced in *handle, opened if need be.
-  [[nodiscard]] Status FindTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle);
+  // Opens file_number's reader (after its size is checked against file_size) and inserts it,
+  // referenced in *handle. Two threads missing at once both open; the later insert replaces
+  // the earlier entry, which closes when its last reference goes.
+  [[nodiscard]] Status OpenTable(uint64_t file_number, uint64_t file_size, Cache::Handle** handle);
   TableRef Ref(const FileMetaData& f, Cache::Handle* handle);
 
   const std::string dbname_;
