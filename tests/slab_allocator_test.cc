@@ -1,11 +1,13 @@
 // SlabAllocator: distinct, aligned, writable slots of the right class; slabs given back when
-// empty (one kept per class); concurrent use from several threads.
+// empty (one kept per class); concurrent use from several threads; Default()'s thread caches.
 #include "src/util/slab_allocator.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 #include <utility>
@@ -125,38 +127,110 @@ TEST(SlabAllocatorDeathTest, OverrunsAndUseAfterFreeAreReported) {
   char* tiny = allocator.Allocate(2);
   expect_poisoned(tiny + 4);
   allocator.Free(tiny, 2);
+  // A slot in a thread's cache is poisoned whole.
+  char* cached = SlabAllocator::Default().Allocate(100);
+  SlabAllocator::Default().Free(cached, 100);
+  expect_poisoned(cached);
+  expect_poisoned(cached + 99);
 }
 
-// Threads allocate, fill, check and free blocks of a few classes at once; a slot handed to
-// two threads, or a free-list link written into a live slot, shows as a changed byte.
-TEST(ConcurrentSlabAllocatorTest, ThreadsNeverShareASlot) {
-  SlabAllocator allocator;
-  std::vector<std::thread> threads;
+// Threads allocate, fill, check and free blocks of a few classes at once, and free blocks
+// other threads allocated (handed over through a shared pool, as a block cache evicts blocks
+// another thread read); a slot handed to two threads, or a free-list link written into a live
+// slot, shows as a changed byte.
+void ShareSlotsBetweenThreads(SlabAllocator* allocator) {
+  struct Block {
+    char* p;
+    size_t n;
+    char fill;
+  };
+  std::mutex pool_mu;
+  std::vector<Block> pool;
   std::vector<int> bad(3, 0);
+  auto check_and_free = [&](const Block& b, int t) {
+    if (b.p[0] != b.fill || b.p[b.n / 2] != b.fill || b.p[b.n - 1] != b.fill) bad[t]++;
+    allocator->Free(b.p, b.n);
+  };
+  std::vector<std::thread> threads;
   for (int t = 0; t < 3; t++) {
     threads.emplace_back([&, t] {
       std::mt19937 rnd(100 + t);
-      std::vector<std::pair<char*, size_t>> mine;
+      std::vector<Block> mine;
       for (int i = 0; i < 20000; i++) {
         if (mine.size() < 64 && (mine.empty() || rnd() % 2 == 0)) {
           const size_t n = 200 + rnd() % 5000;
-          char* p = allocator.Allocate(n);
-          std::memset(p, 'a' + t, n);
-          mine.emplace_back(p, n);
+          const char fill = static_cast<char>('a' + t * 8 + i % 8);
+          char* p = allocator->Allocate(n);
+          std::memset(p, fill, n);
+          mine.push_back({p, n, fill});
+          continue;
+        }
+        const size_t k = rnd() % mine.size();
+        const Block b = mine[k];
+        mine[k] = mine.back();
+        mine.pop_back();
+        if (rnd() % 4 == 0) {
+          // Hand this block to whichever thread takes from the pool next; free one from it.
+          std::optional<Block> other;
+          {
+            std::lock_guard<std::mutex> lock(pool_mu);
+            pool.push_back(b);
+            if (pool.size() > 8) {
+              other = pool.front();
+              pool.erase(pool.begin());
+            }
+          }
+          if (other) check_and_free(*other, t);
         } else {
-          const size_t k = rnd() % mine.size();
-          auto [p, n] = mine[k];
-          if (p[0] != 'a' + t || p[n / 2] != 'a' + t || p[n - 1] != 'a' + t) bad[t]++;
-          allocator.Free(p, n);
-          mine[k] = mine.back();
-          mine.pop_back();
+          check_and_free(b, t);
         }
       }
-      for (const auto& [p, n] : mine) allocator.Free(p, n);
+      for (const Block& b : mine) check_and_free(b, t);
     });
   }
   for (auto& th : threads) th.join();
+  for (const Block& b : pool) check_and_free(b, 0);
   EXPECT_EQ(bad, std::vector<int>(3, 0));
+}
+
+TEST(ConcurrentSlabAllocatorTest, ThreadsNeverShareASlot) {
+  SlabAllocator allocator;
+  ShareSlotsBetweenThreads(&allocator);
+  // Every slot came back: one empty slab is kept for each of the classes used (sizes 200 to
+  // 5,199 bytes: classes of 256 to 5,376 bytes).
+  EXPECT_EQ(allocator.SlabCount(), SlabAllocator::UsableSize(5199) / SlabAllocator::kGranule);
+}
+
+// The same through Default(), whose threads keep freed slots in their caches.
+TEST(ConcurrentSlabAllocatorTest, ThreadCachesNeverShareASlot) {
+  ShareSlotsBetweenThreads(&SlabAllocator::Default());
+}
+
+// Default()'s threads keep freed slots (so their slabs stay) until the thread exits or calls
+// ReleaseThreadCache; then the slabs empty and all but one per class are returned.
+TEST(SlabAllocatorTest, ThreadCachesHoldFreedSlotsUntilReleased) {
+  SlabAllocator& allocator = SlabAllocator::Default();
+  const size_t n = 16000;  // class 16128: 16 slots fill a thread's byte bound
+  const size_t before = allocator.SlabCount();
+  auto fill_and_free = [&] {
+    std::vector<char*> blocks = FillSlabs(&allocator, n, 2);
+    EXPECT_EQ(allocator.SlabCount(), before + 3);
+    for (char* p : blocks) allocator.Free(p, n);
+    // The last freed slots (of the second and third slabs) are in this thread's cache.
+    EXPECT_GE(allocator.SlabCount(), before + 2);
+  };
+  std::thread exits(fill_and_free);
+  exits.join();
+  EXPECT_EQ(allocator.SlabCount(), before + 1);
+  fill_and_free();
+  SlabAllocator::ReleaseThreadCache();
+  EXPECT_EQ(allocator.SlabCount(), before + 1);
+  // A cached slot is reused by its thread.
+  char* p = allocator.Allocate(n);
+  allocator.Free(p, n);
+  EXPECT_EQ(allocator.Allocate(n), p);
+  allocator.Free(p, n);
+  SlabAllocator::ReleaseThreadCache();
 }
 
 }  // namespace

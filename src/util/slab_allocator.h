@@ -17,7 +17,15 @@
 // Under AddressSanitizer, the bytes of a slot past the request and free slots are poisoned,
 // so overruns within a slab are reported as they would be between malloc blocks.
 //
-// Thread safety: Allocate and Free may be called from any thread (one mutex per size class).
+// Thread caches (Default() only): each thread keeps, per size class, a stack of up to
+// kThreadCacheSlots slots it freed, at most kThreadCacheBytes in all. A block cache at steady
+// state frees one block (the evicted one) for each it allocates, mostly on the same thread, so
+// most pairs take no lock. An empty stack is refilled with half its capacity under one lock; a
+// full one gives half back under one lock. A thread's cached slots return to their slabs when
+// the thread exits (or calls ReleaseThreadCache()); until then they count as used.
+//
+// Thread safety: Allocate and Free may be called from any thread (one mutex per size class;
+// thread caches are thread-local). A slot may be freed by another thread than allocated it.
 // Ownership: the allocator owns its slabs; the process-wide Default() lives until exit.
 #pragma once
 
@@ -48,6 +56,8 @@ class SlabAllocator {
   static constexpr size_t kSlabSize = 2 << 20;
   static constexpr size_t kGranule = 256;  // size classes step by this; also the header size
   static constexpr size_t kMaxSlot = 16 << 10;
+  static constexpr uint32_t kThreadCacheSlots = 16;       // per size class
+  static constexpr size_t kThreadCacheBytes = 256 << 10;  // per thread, all classes
 
   SlabAllocator() = default;
   // REQUIRES: every allocation was freed.
@@ -68,9 +78,13 @@ class SlabAllocator {
   }
   // Slabs held (for tests and statistics).
   size_t SlabCount() const;
+  // Gives the calling thread's cached slots of Default() back to their slabs.
+  static void ReleaseThreadCache();
 
  private:
   struct Slab;
+  struct ThreadCache;
+  class ThreadCacheOwner;
   struct SizeClass {
     mutable Mutex mu;
     Slab* partial GUARDED_BY(mu) = nullptr;  // slabs with a free or uncarved slot
@@ -78,9 +92,21 @@ class SlabAllocator {
   };
   static constexpr size_t kClasses = kMaxSlot / kGranule;
 
+  explicit SlabAllocator(bool thread_caches) : thread_caches_(thread_caches) {}
+
   static void Unlink(SizeClass* c, Slab* slab) REQUIRES(c->mu);
   static void PushPartial(SizeClass* c, Slab* slab) REQUIRES(c->mu);
+  // One slot of class c (slot_size bytes), left poisoned; maps a slab if none has room.
+  static char* TakeSlot(SizeClass* c, size_t slot_size) REQUIRES(c->mu);
+  // Puts p back on its slab's free list; returns the slab if it is to be unmapped (after the
+  // lock is released), else null.
+  static Slab* PutSlot(SizeClass* c, char* p, size_t slot_size) REQUIRES(c->mu);
+  static Slab* SlabOf(char* p);  // the slab a slot lies in
+  static void Unmap(Slab* slab);
+  // Gives the first `count` slots of `slots` (all of one class) back to their slabs.
+  void PutSlots(size_t class_index, char* const* slots, uint32_t count);
 
+  const bool thread_caches_ = false;
   SizeClass classes_[kClasses];
 };
 
