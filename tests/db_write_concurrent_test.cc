@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -129,11 +130,13 @@ TEST_P(DBWriteConcurrentTest, SixteenThreadsFiveThousandWritesEach) {
   EXPECT_EQ(verify_all(), 0);
 }
 
-// DB::Close while writers, point readers, Flush and SyncWAL run (db.h): Close waits for the
-// write groups in flight, every later write, exclusive section (Flush, SyncWAL) and read is
-// refused with Aborted (none reaches the closed log, the released memtables or versions), reads
-// before that answer right, and every write that was acknowledged is in the DB when it opens
-// again. A small write buffer keeps memtable switches and flushes racing with the close.
+// DB::Close while writers, point readers, Flush, SyncWAL and a thread taking snapshots and
+// iterators run (db.h): Close waits for the write groups in flight, every later write,
+// exclusive section (Flush, SyncWAL), read, snapshot and iterator is refused with Aborted
+// (none reaches the closed log, the released memtables or versions), Close itself refuses while
+// a snapshot or iterator is out, reads before that answer right, and every write that was
+// acknowledged is in the DB when it opens again. A small write buffer keeps memtable switches
+// and flushes racing with the close.
 TEST_P(DBWriteConcurrentTest, CloseRacingWritesReadsAndFlushesKeepsEveryAcknowledgedWrite) {
   constexpr int kWriters = 3;
   constexpr int kReaders = 2;
@@ -194,10 +197,47 @@ TEST_P(DBWriteConcurrentTest, CloseRacingWritesReadsAndFlushesKeepsEveryAcknowle
         if (!s.ok()) unexpected++;
       }
     });
+    // Snapshots and iterators: each handed out keeps Close from closing until it is released;
+    // the thread stops once one is refused (Aborted, or a null snapshot) or Close was refused.
+    std::atomic<int> scans{0};
+    std::atomic<bool> close_refused{false};
+    threads.emplace_back([&] {
+      while (!close_refused.load()) {
+        const Snapshot* snapshot = db_->GetSnapshot();
+        if (snapshot == nullptr) break;
+        ReadOptions ro;
+        ro.snapshot = snapshot;
+        std::unique_ptr<Iterator> it = db_->NewIterator(ro);
+        const bool refused = it->status().IsAborted();
+        if (!refused) {
+          int seen = 0;
+          for (it->SeekToFirst(); it->Valid() && seen < 50; it->Next(), seen++) {
+            int t = 0, i = 0;
+            const std::string key = it->key().ToString();
+            if (std::sscanf(key.c_str(), "t%d_%d", &t, &i) != 2 ||
+                it->value().ToString() != Value(t, i)) {
+              wrong_values++;
+            }
+          }
+          if (!it->status().ok()) unexpected++;
+          scans++;
+        }
+        it.reset();
+        db_->ReleaseSnapshot(snapshot);
+        if (refused) break;
+      }
+    });
     while (writes.load() < 2000 * (round + 1)) std::this_thread::yield();
-    const Status closed = db_->Close();
+    // Close refuses while the scanning thread holds a snapshot or an iterator.
+    Status closed = db_->Close();
+    while (closed.IsAborted() && closed.ToString().find("cannot close") != std::string::npos) {
+      close_refused.store(true);
+      std::this_thread::yield();
+      closed = db_->Close();
+    }
     for (auto& th : threads) th.join();
     ASSERT_TRUE(closed.ok()) << closed.ToString();
+    EXPECT_GT(scans.load(), 0);
     EXPECT_EQ(unexpected.load(), 0);
     EXPECT_EQ(wrong_values.load(), 0);
     EXPECT_TRUE(db_->Close().IsAborted());

@@ -21,8 +21,10 @@
 // writes (Put, Delete, Merge, Write, SingleDelete, DeleteRange), point reads (Get, MultiGet,
 // GetMergeOperands, KeyMayExist), Flush, SyncWAL, Resume and another Close(): each either
 // completes as if before the close (a write is then in the WAL, recovered by the next Open) or
-// returns Aborted. Other calls must not race Close() (NewIterator and GetSnapshot would hand out
-// objects Close() did not count), and nothing may race destruction.
+// returns Aborted. It may also race NewIterator and GetSnapshot: each either hands out an
+// iterator or snapshot that Close() then counts (it refuses, Aborted, and the DB stays open),
+// or returns an iterator whose status() is Aborted (GetSnapshot: null); a Close() that
+// refuses may make those refuse while it runs. Nothing may race destruction.
 //
 // Lifetime: iterators, and PinnableSlices filled by Get, MultiGet or GetMergeOperands, may
 // point into the DB's memtables and block cache; destroy the iterators and Reset() the slices

@@ -127,17 +127,23 @@ Status DBImpl::Resume() {
 Status DBImpl::Close() {
   Status s = CheckOpen();
   if (!s.ok()) return s;
+  // One of two racing Closes goes on; the other is told the DB is closed. From here on
+  // NewIterator and GetSnapshot refuse. A NewIterator that counted its iterator before it
+  // read closing_ is seen below: both sides are sequentially consistent, so at least one
+  // sees the other.
+  if (closing_.exchange(true)) return Status::Aborted("DB is closed");
   {
     MutexLock l(&mutex_);
-    if (!snapshots_.empty()) {
-      return Status::Aborted("cannot close a DB with unreleased snapshots");
-    }
+    if (!snapshots_.empty()) s = Status::Aborted("cannot close a DB with unreleased snapshots");
   }
-  if (live_iterators_.load(std::memory_order_acquire) > 0) {
-    return Status::Aborted("cannot close a DB with live iterators");
+  if (s.ok() && live_iterators_.load() > 0) {
+    s = Status::Aborted("cannot close a DB with live iterators");
   }
-  // One of two racing Closes releases the DB; the other is told it is closed.
-  if (closed_.exchange(true)) return Status::Aborted("DB is closed");
+  if (!s.ok()) {
+    closing_.store(false);
+    return s;
+  }
+  closed_.store(true);
   return CloseImpl();
 }
 

@@ -471,6 +471,9 @@ class DBImpl final : public DB {
   std::atomic<SequenceNumber> last_sequence_{0};
 
   std::atomic<bool> closed_{false};
+  // Set by Close() before it counts iterators and snapshots, cleared if it then refuses:
+  // NewIterator and GetSnapshot refuse while it is set, so none escapes the count.
+  std::atomic<bool> closing_{false};
   std::atomic<bool> read_only_{false};
 
   mutable Mutex mutex_;

@@ -361,6 +361,16 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
                                                   ColumnFamilyData* cfd) {
   Status s = CheckOpen();
   if (!s.ok()) return NewErrorIterator(s);
+  // Counted before closing_ is read: a racing Close either sees the count or is seen here (see
+  // Close). Uncounted on return unless the iterator handed out takes the count over.
+  live_iterators_.fetch_add(1);
+  struct Uncount {
+    std::atomic<int64_t>* count;
+    ~Uncount() {
+      if (count != nullptr) count->fetch_sub(1, std::memory_order_release);
+    }
+  } uncount{&live_iterators_};
+  if (closing_.load()) return NewErrorIterator(Status::Aborted("DB is closed"));
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();  // before the sequence: see Get
   if (sv == nullptr) return NewErrorIterator(NoSuperVersion(*cfd));
   SequenceNumber seq = 0;
@@ -409,7 +419,7 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
       NewMergingIterator(&family.icmp, std::move(children), std::move(merging)), seq, iter_options);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
-  live_iterators_.fetch_add(1, std::memory_order_relaxed);
+  uncount.count = nullptr;  // released by the iterator's cleanup
   iter->RegisterCleanup(
       [](void* p, void* db) {
         std::unique_ptr<std::shared_ptr<SuperVersion>> h(
@@ -426,6 +436,9 @@ const Snapshot* DBImpl::GetSnapshot() {
   SnapshotImpl* raw = nullptr;
   {
     MutexLock l(&mutex_);
+    // Close counts snapshots under mutex_ after setting closing_: this one is either refused
+    // here or counted there.
+    if (closing_.load()) return nullptr;
     auto snap = std::make_unique<SnapshotImpl>(last_sequence_.load(std::memory_order_acquire));
     raw = snap.get();
     snapshots_.push_back(std::move(snap));
