@@ -20,9 +20,10 @@
 #include <memory>
 
 #include "shale/cache.h"
-#include "table/table_reader.h"
 
 namespace shale {
+
+class TableReader;
 
 class TablePin {
  public:
