@@ -227,7 +227,7 @@ TEST_P(DBWriteConcurrentTest, CloseRacingWritesReadsAndFlushesKeepsEveryAcknowle
         if (refused) break;
       }
     });
-    while (writes.load() < 2000 * (round + 1)) std::this_thread::yield();
+    while (writes.load() < 2000 * (round + 1) || scans.load() == 0) std::this_thread::yield();
     // Close refuses while the scanning thread holds a snapshot or an iterator.
     Status closed = db_->Close();
     while (closed.IsAborted() && closed.ToString().find("cannot close") != std::string::npos) {

@@ -21,10 +21,14 @@
 // writes (Put, Delete, Merge, Write, SingleDelete, DeleteRange), point reads (Get, MultiGet,
 // GetMergeOperands, KeyMayExist), Flush, SyncWAL, Resume and another Close(): each either
 // completes as if before the close (a write is then in the WAL, recovered by the next Open) or
-// returns Aborted. It may also race NewIterator and GetSnapshot: each either hands out an
-// iterator or snapshot that Close() then counts (it refuses, Aborted, and the DB stays open),
-// or returns an iterator whose status() is Aborted (GetSnapshot: null); a Close() that
-// refuses may make those refuse while it runs. Nothing may race destruction.
+// returns Aborted. It may also race NewIterator(s) and GetSnapshot: each either hands out
+// what Close() then counts (Close refuses, Aborted, and the DB stays open) or refuses itself
+// (an iterator whose status() is Aborted, NewIterators Aborted, GetSnapshot null; a MultiGet
+// over several families without a snapshot is Aborted too). An iterator still being made
+// counts, so a NewIterator that ends refused may still make a racing Close() refuse; a Close()
+// that refuses makes these calls refuse while it runs; of two racing Close() calls the second
+// returns Aborted ("another Close is in progress") even if the first then refuses. Nothing may
+// race destruction.
 //
 // Lifetime: iterators, and PinnableSlices filled by Get, MultiGet or GetMergeOperands, may
 // point into the DB's memtables and block cache; destroy the iterators and Reset() the slices

@@ -66,7 +66,13 @@ std::vector<Status> DB::MultiGet(const ReadOptions& options,
   // One sequence for every family: the caller's snapshot, or one taken for the call.
   ReadOptions read = options;
   const Snapshot* own = nullptr;
-  if (read.snapshot == nullptr) read.snapshot = own = GetSnapshot();
+  if (read.snapshot == nullptr) {
+    read.snapshot = own = GetSnapshot();
+    if (own == nullptr) {  // closed, or a Close is counting snapshots
+      statuses.assign(n, Status::Aborted("DB is closed or closing"));
+      return statuses;
+    }
+  }
   std::map<ColumnFamilyHandle*, std::vector<size_t>> by_family;  // positions, in input order
   for (size_t i = 0; i < n; i++) by_family[column_families[i]].push_back(i);
   for (const auto& [family, positions] : by_family) {

@@ -228,6 +228,7 @@ Status DBImpl::NewIterators(const ReadOptions& options,
   if (read.snapshot == nullptr) {
     if (Status s = CheckOpen(); !s.ok()) return s;
     read.snapshot = own = GetSnapshot();
+    if (own == nullptr) return Status::Aborted("DB is closed or closing");
   }
   Status s;
   for (size_t i = 0; i < column_families.size() && s.ok(); i++) {

@@ -127,11 +127,12 @@ Status DBImpl::Resume() {
 Status DBImpl::Close() {
   Status s = CheckOpen();
   if (!s.ok()) return s;
-  // One of two racing Closes goes on; the other is told the DB is closed. From here on
+  // One of two racing Closes goes on; the other is told so (the DB may yet stay open, if the
+  // first refuses). From here on
   // NewIterator and GetSnapshot refuse. A NewIterator that counted its iterator before it
   // read closing_ is seen below: both sides are sequentially consistent, so at least one
   // sees the other.
-  if (closing_.exchange(true)) return Status::Aborted("DB is closed");
+  if (closing_.exchange(true)) return Status::Aborted("another Close is in progress");
   {
     MutexLock l(&mutex_);
     if (!snapshots_.empty()) s = Status::Aborted("cannot close a DB with unreleased snapshots");

@@ -370,7 +370,7 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
       if (count != nullptr) count->fetch_sub(1, std::memory_order_release);
     }
   } uncount{&live_iterators_};
-  if (closing_.load()) return NewErrorIterator(Status::Aborted("DB is closed"));
+  if (closing_.load()) return NewErrorIterator(Status::Aborted("DB is closing"));
   std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();  // before the sequence: see Get
   if (sv == nullptr) return NewErrorIterator(NoSuperVersion(*cfd));
   SequenceNumber seq = 0;
@@ -419,7 +419,6 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
       NewMergingIterator(&family.icmp, std::move(children), std::move(merging)), seq, iter_options);
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
-  uncount.count = nullptr;  // released by the iterator's cleanup
   iter->RegisterCleanup(
       [](void* p, void* db) {
         std::unique_ptr<std::shared_ptr<SuperVersion>> h(
@@ -428,6 +427,7 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
         static_cast<DBImpl*>(db)->live_iterators_.fetch_sub(1, std::memory_order_release);
       },
       hold, this);
+  uncount.count = nullptr;  // the cleanup releases it
   return iter;
 }
 
