@@ -167,7 +167,8 @@ struct ColumnFamilyOptions {
   // entries of block_size, 4 KiB at least; see shale/cache.h). Each block is charged its slot
   // (blocks live in size-class slots of 2 MiB slabs) plus its Block object; resident memory
   // follows each size class's peak, since one slab per class in use is kept, plus up to
-  // 256 KiB of freed slots each thread keeps for its next blocks. Index and filter
+  // 256 KiB of freed slots each thread keeps for its next blocks (they keep their slabs
+  // mapped until the thread exits). Index and filter
   // blocks are not in it: each open table reader holds its own (see max_open_files). Blocks
   // of deleted tables stay until evicted.
   std::shared_ptr<Cache> block_cache;

@@ -14,9 +14,11 @@
 #include <sanitizer/asan_interface.h>
 #define SHALE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define SHALE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#define SHALE_IS_POISONED(p) (__asan_address_is_poisoned(p) != 0)
 #else
 #define SHALE_POISON(p, n) ((void)(p), (void)(n))
 #define SHALE_UNPOISON(p, n) ((void)(p), (void)(n))
+#define SHALE_IS_POISONED(p) ((void)(p), false)
 #endif
 
 namespace shale {
@@ -271,6 +273,9 @@ void SlabAllocator::Free(char* p, size_t n) {
   }
   const size_t slot_size = UsableSize(n);
   const size_t class_index = slot_size / kGranule - 1;
+  // A live slot's first byte is addressable; a freed one's is poisoned (AddressSanitizer
+  // builds), so a second Free of a slot is caught here, before a cache could hand it out twice.
+  SHALE_ASSERT(!SHALE_IS_POISONED(p));
   ThreadCache* tc = thread_caches_ ? ThreadCacheOwner::Get() : nullptr;
   if (tc != nullptr) {
     ThreadCache::Stack& stack = tc->stacks[class_index];

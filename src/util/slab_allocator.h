@@ -22,7 +22,9 @@
 // state frees one block (the evicted one) for each it allocates, mostly on the same thread, so
 // most pairs take no lock. An empty stack is refilled with half its capacity under one lock; a
 // full one gives half back under one lock. A thread's cached slots return to their slabs when
-// the thread exits (or calls ReleaseThreadCache()); until then they count as used.
+// the thread exits (or calls ReleaseThreadCache()); until then they count as used and keep
+// their slabs mapped (an idle thread's small-class slots may hold slabs that would otherwise
+// be returned).
 //
 // Thread safety: Allocate and Free may be called from any thread (one mutex per size class;
 // thread caches are thread-local). A slot may be freed by another thread than allocated it.
