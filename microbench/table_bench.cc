@@ -14,6 +14,7 @@
 #include "shale/file_system.h"
 #include "src/base/dbformat.h"
 #include "src/base/get_context.h"
+#include "src/util/crc32c.h"
 #include "src/util/random.h"
 #include "table/block.h"
 #include "table/block_builder.h"
@@ -74,6 +75,20 @@ void BM_FilterProbe(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_FilterProbe)->Args({10000, 0})->Args({1000000, 0})->Args({1000000, 1});
+
+// The checksum of one block as read (a 4 KiB block with its 5-byte trailer, or a WAL block of
+// 32 KiB), at the alignment a block read into a slab slot has.
+void BM_Crc32c(benchmark::State& state) {
+  Random rnd(5);
+  const std::string data = rnd.RandomString(static_cast<size_t>(state.range(0)));
+  uint32_t crc = 0;
+  for (auto _ : state) {
+    crc ^= crc32c::Value(data.data(), data.size());
+    benchmark::DoNotOptimize(crc);
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Crc32c)->Arg(4101)->Arg(32768);
 
 // The timed loop of the block seek benchmarks: seeks to keys drawn at random from `keys`.
 void SeekRandomKeys(benchmark::State& state, const InternalKeyComparator& icmp, const Block& block,

@@ -254,6 +254,28 @@ TEST(Crc32cTest, ExtendEqualsWholeAndPortableAgrees) {
   }
 }
 
+// The hardware path runs three streams over adjacent stretches of 1,024 and then 128 bytes and
+// joins them: every length around those strides' multiples, every start alignment and random
+// starting CRCs agree with the table implementation.
+TEST(Crc32cTest, InterleavedStreamsAgreeWithPortable) {
+  Random rnd(11);
+  const std::string data = rnd.RandomString(3 * 3 * 1024 + 3 * 128 * 3 + 64);
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 3 * 128 + 40; n++) lengths.push_back(n);
+  for (size_t base : {3 * 128 * 2, 3 * 1024, 3 * 1024 + 3 * 128, 2 * 3 * 1024, 4096, 4101}) {
+    for (size_t d = 0; d < 20; d++) lengths.push_back(base + d - 10);
+  }
+  for (int i = 0; i < 100; i++) lengths.push_back(rnd.Uniform(data.size() - 8));
+  for (size_t n : lengths) {
+    for (size_t offset = 0; offset < 8; offset++) {
+      const uint32_t init = static_cast<uint32_t>(rnd.Next());
+      ASSERT_EQ(crc32c::Extend(init, data.data() + offset, n),
+                crc32c::ExtendPortable(init, data.data() + offset, n))
+          << "length " << n << " offset " << offset;
+    }
+  }
+}
+
 TEST(Crc32cTest, MaskIsInvertibleAndChangesValue) {
   const uint32_t crc = crc32c::Value("foo", 3);
   EXPECT_NE(crc, crc32c::Mask(crc));
