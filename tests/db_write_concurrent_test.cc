@@ -14,6 +14,7 @@
 #include "shale/statistics.h"
 #include "src/db/write_thread.h"
 #include "src/util/random.h"
+#include "src/util/test_hook.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
 
@@ -250,6 +251,48 @@ TEST_P(DBWriteConcurrentTest, CloseRacingWritesReadsAndFlushesKeepsEveryAcknowle
       }
     }
     EXPECT_EQ(missing, 0) << "round " << round;
+    Close();
+    ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
+  }
+}
+
+// An exclusive section (SyncWAL, Flush) that passed its open check before Close began but
+// reaches the write slot only after Close drained it is refused (Aborted): it would otherwise
+// run on the log and memtables Close is releasing. Test hooks hold the section's thread before
+// the slot until Close's drain is done, then hold Close until the section has returned.
+TEST_P(DBWriteConcurrentTest, ExclusiveSectionsReachingTheSlotAfterCloseDrainsAreRefused) {
+  if (!test_hook::kEnabled) GTEST_SKIP() << "test hooks are compiled out of this build";
+  for (const bool flush : {false, true}) {
+    Open();
+    ASSERT_TRUE(db_->Put(WriteOptions(), "k", "v").ok());
+    std::atomic<std::thread::id> section_thread{};
+    std::atomic<bool> held{false};
+    std::atomic<bool> may_go{false};
+    std::atomic<bool> returned{false};
+    test_hook::Set("DBImpl::WithWritesStopped:Enter", [&] {
+      if (std::this_thread::get_id() != section_thread.load()) return;
+      held.store(true);
+      while (!may_go.load()) std::this_thread::yield();
+    });
+    test_hook::Set("DBImpl::CloseImpl:AfterDrain", [&] {
+      may_go.store(true);
+      while (!returned.load()) std::this_thread::yield();
+    });
+    Status section;
+    std::thread t([&] {
+      section_thread.store(std::this_thread::get_id());
+      section = flush ? db_->Flush(FlushOptions()) : db_->SyncWAL();
+      returned.store(true);
+    });
+    while (!held.load()) std::this_thread::yield();
+    const Status closed = db_->Close();
+    t.join();
+    test_hook::ClearAll();
+    EXPECT_TRUE(closed.ok()) << closed.ToString();
+    EXPECT_TRUE(section.IsAborted()) << (flush ? "Flush: " : "SyncWAL: ") << section.ToString();
+    db_.reset();
+    Open();
+    EXPECT_EQ(Get("k"), "v");
     Close();
     ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
   }

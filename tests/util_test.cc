@@ -17,6 +17,7 @@
 #include "src/util/hash.h"
 #include "src/util/histogram.h"
 #include "src/util/random.h"
+#include "src/util/test_hook.h"
 
 namespace shale {
 namespace {
@@ -274,6 +275,24 @@ TEST(Crc32cTest, InterleavedStreamsAgreeWithPortable) {
           << "length " << n << " offset " << offset;
     }
   }
+}
+
+// A hook runs the callback set for its point (the latest one), nothing once cleared, and
+// nothing in builds that compile hooks out.
+TEST(TestHookTest, HooksRunTheirPointsCallback) {
+  int a = 0;
+  int b = 0;
+  test_hook::Set("a", [&] { a++; });
+  test_hook::Set("b", [&] { b++; });
+  SHALE_TEST_HOOK("a");
+  SHALE_TEST_HOOK("c");
+  test_hook::Set("a", [&] { a += 10; });
+  SHALE_TEST_HOOK("a");
+  test_hook::ClearAll();
+  SHALE_TEST_HOOK("a");
+  SHALE_TEST_HOOK("b");
+  EXPECT_EQ(a, test_hook::kEnabled ? 11 : 0);
+  EXPECT_EQ(b, 0);
 }
 
 TEST(Crc32cTest, MaskIsInvertibleAndChangesValue) {

@@ -162,6 +162,7 @@ Status DBImpl::CloseImpl() {
   // later group is refused by MakeRoomForWrite (shutting_down_), a stalled one wakes to it, and
   // so is every later exclusive section (Flush, SyncWAL, Resume, family changes).
   WithWritesStopped([] { return Status::OK(); }).PermitUncheckedError();
+  SHALE_TEST_HOOK("DBImpl::CloseImpl:AfterDrain");
   for (std::thread& t : bg_threads_) t.join();
   bg_threads_.clear();
   Status s;

@@ -45,6 +45,7 @@
 #include "src/db/write_thread.h"
 #include "src/util/invariants.h"
 #include "src/util/mutex.h"
+#include "src/util/test_hook.h"
 #include "table/table_builder.h"
 #include "wal/log_writer.h"
 
@@ -536,6 +537,7 @@ class DBImpl::SnapshotImpl final : public Snapshot {
 
 template <typename Fn>
 Status DBImpl::WithWritesStopped(Fn&& fn) {
+  SHALE_TEST_HOOK("DBImpl::WithWritesStopped:Enter");
   WriteThread::Writer w(WriteOptions(), nullptr, /*exclusive=*/true);
   bool leader = write_thread_.JoinBatchGroup(&w);
   SHALE_ASSERT(leader);  // an exclusive writer is never taken into another group
