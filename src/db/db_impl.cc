@@ -128,10 +128,9 @@ Status DBImpl::Close() {
   Status s = CheckOpen();
   if (!s.ok()) return s;
   // One of two racing Closes goes on; the other is told so (the DB may yet stay open, if the
-  // first refuses). From here on
-  // NewIterator and GetSnapshot refuse. A NewIterator that counted its iterator before it
-  // read closing_ is seen below: both sides are sequentially consistent, so at least one
-  // sees the other.
+  // first refuses). From here on NewIterator and GetSnapshot refuse. A NewIterator that
+  // counted its iterator before it read closing_ is seen below: both sides are sequentially
+  // consistent, so at least one sees the other.
   if (closing_.exchange(true)) return Status::Aborted("another Close is in progress");
   {
     MutexLock l(&mutex_);
