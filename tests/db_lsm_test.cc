@@ -516,6 +516,11 @@ TEST_F(DBLsmTest, WriteStallsAreCountedAndReported) {
   EXPECT_NE(stall.find("level0-slowdown: "), std::string::npos);
   EXPECT_EQ(stall.find("level0-slowdown: 0;"), std::string::npos) << stall;
   EXPECT_GT(options_.statistics->getTickerCount(STALL_MICROS), 0u);
+  // Once compaction has caught up, the next write finds no stall and says so.
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  ASSERT_TRUE(Put(Key(200), "later").ok());
+  ASSERT_TRUE(db_->GetProperty("shale.write-stall", &stall));
+  EXPECT_EQ(stall.rfind("reason: none;", 0), 0u) << stall;
 }
 
 // At hard_pending_compaction_bytes_limit writes wait for compaction: with a limit of 1 byte, L0

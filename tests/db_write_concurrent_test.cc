@@ -260,20 +260,29 @@ TEST_P(DBWriteConcurrentTest, CloseRacingWritesReadsAndFlushesKeepsEveryAcknowle
 // reaches the write slot only after Close drained it is refused (Aborted): it would otherwise
 // run on the log and memtables Close is releasing. Test hooks hold the section's thread before
 // the slot until Close's drain is done, then hold Close until the section has returned.
-TEST_P(DBWriteConcurrentTest, ExclusiveSectionsReachingTheSlotAfterCloseDrainsAreRefused) {
+// A write or an exclusive section that passed the open check before Close, and reaches the write
+// slot only after Close drained it, is refused: a write group leads with nothing from the locked
+// room check (MakeRoomForWrite's lock-free path) unless Close has begun.
+TEST_P(DBWriteConcurrentTest, WritesAndSectionsReachingTheSlotAfterCloseDrainsAreRefused) {
   if (!test_hook::kEnabled) GTEST_SKIP() << "test hooks are compiled out of this build";
-  for (const bool flush : {false, true}) {
+  enum class Kind { kSyncWAL, kFlush, kPut };
+  for (const Kind kind : {Kind::kSyncWAL, Kind::kFlush, Kind::kPut}) {
+    const char* const name = kind == Kind::kSyncWAL ? "SyncWAL"
+                             : kind == Kind::kFlush ? "Flush"
+                                                    : "Put";
     Open();
     ASSERT_TRUE(db_->Put(WriteOptions(), "k", "v").ok());
     std::atomic<std::thread::id> section_thread{};
     std::atomic<bool> held{false};
     std::atomic<bool> may_go{false};
     std::atomic<bool> returned{false};
-    test_hook::Set("DBImpl::WithWritesStopped:Enter", [&] {
-      if (std::this_thread::get_id() != section_thread.load()) return;
-      held.store(true);
-      while (!may_go.load()) std::this_thread::yield();
-    });
+    test_hook::Set(
+        kind == Kind::kPut ? "DBImpl::WriteImpl:AfterCheckOpen" : "DBImpl::WithWritesStopped:Enter",
+        [&] {
+          if (std::this_thread::get_id() != section_thread.load()) return;
+          held.store(true);
+          while (!may_go.load()) std::this_thread::yield();
+        });
     test_hook::Set("DBImpl::CloseImpl:AfterDrain", [&] {
       may_go.store(true);
       while (!returned.load()) std::this_thread::yield();
@@ -281,7 +290,17 @@ TEST_P(DBWriteConcurrentTest, ExclusiveSectionsReachingTheSlotAfterCloseDrainsAr
     Status section;
     std::thread t([&] {
       section_thread.store(std::this_thread::get_id());
-      section = flush ? db_->Flush(FlushOptions()) : db_->SyncWAL();
+      switch (kind) {
+        case Kind::kSyncWAL:
+          section = db_->SyncWAL();
+          break;
+        case Kind::kFlush:
+          section = db_->Flush(FlushOptions());
+          break;
+        case Kind::kPut:
+          section = db_->Put(WriteOptions(), "k", "late");
+          break;
+      }
       returned.store(true);
     });
     while (!held.load()) std::this_thread::yield();
@@ -289,10 +308,10 @@ TEST_P(DBWriteConcurrentTest, ExclusiveSectionsReachingTheSlotAfterCloseDrainsAr
     t.join();
     test_hook::ClearAll();
     EXPECT_TRUE(closed.ok()) << closed.ToString();
-    EXPECT_TRUE(section.IsAborted()) << (flush ? "Flush: " : "SyncWAL: ") << section.ToString();
+    EXPECT_TRUE(section.IsAborted()) << name << ": " << section.ToString();
     db_.reset();
     Open();
-    EXPECT_EQ(Get("k"), "v");
+    EXPECT_EQ(Get("k"), "v") << name;
     Close();
     ASSERT_TRUE(DestroyDB(dbname_, options_).ok());
   }

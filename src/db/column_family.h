@@ -113,6 +113,9 @@ class ColumnFamilyData : public std::enable_shared_from_this<ColumnFamilyData> {
   // InstallSuperVersion for the write path's stall checks.
   uint64_t pending_compaction_bytes = 0;
   size_t l0_files = 0;
+  // Whether those two reach a slowdown or stop trigger (StallOf); kept with them under the DB
+  // mutex and read without it by the write path's lock-free room check.
+  std::atomic<bool> stall_possible{false};
   uint64_t stall_count_l0_slowdown = 0;
   uint64_t stall_count_l0_stop = 0;
   uint64_t stall_count_memtable = 0;

@@ -39,6 +39,37 @@ TableBuilderOptions DBImpl::BuilderOptions(const ColumnFamilyData& cfd) {
   return o;
 }
 
+namespace {
+
+// The slowdowns and stops a family's L0 file count and pending compaction bytes call for.
+struct FamilyStall {
+  bool l0_stop = false;
+  bool pending_stop = false;
+  bool l0_slow = false;
+  bool pending_slow = false;
+  bool any() const { return l0_stop || pending_stop || l0_slow || pending_slow; }
+};
+
+FamilyStall StallOf(const ColumnFamilyData& cfd) {
+  const Options& o = cfd.options;
+  // L0's triggers and the pending-bytes limits say that compaction is behind. With automatic
+  // compactions off nothing brings them down (a bulk load, then CompactRange), so they do not
+  // apply: waiting would never end, and CompactRange would queue behind the stalled writer.
+  if (o.disable_auto_compactions) return FamilyStall{};
+  const size_t l0 = cfd.l0_files;
+  const uint64_t pending = cfd.pending_compaction_bytes;
+  const uint64_t soft = o.soft_pending_compaction_bytes_limit;
+  const uint64_t hard = o.hard_pending_compaction_bytes_limit;
+  FamilyStall st;
+  st.l0_stop = l0 >= static_cast<size_t>(o.level0_stop_writes_trigger);
+  st.pending_stop = hard > 0 && pending >= hard;
+  st.l0_slow = l0 >= static_cast<size_t>(o.level0_slowdown_writes_trigger);
+  st.pending_slow = soft > 0 && pending >= soft;
+  return st;
+}
+
+}  // namespace
+
 void DBImpl::InstallSuperVersion(ColumnFamilyData* cfd) {
   // A SuperVersion's memtables are ordered newest first, as reads need them: by the first WAL
   // holding their data, each immutable memtable is older than the one before it, and the
@@ -56,6 +87,7 @@ void DBImpl::InstallSuperVersion(ColumnFamilyData* cfd) {
   std::shared_ptr<Version> current = versions_->current(cfd->id);
   cfd->pending_compaction_bytes = EstimatePendingCompactionBytes(cfd->config(), *current);
   cfd->l0_files = current->files(0).size();
+  cfd->stall_possible.store(StallOf(*cfd).any(), std::memory_order_relaxed);
   auto sv = std::make_shared<SuperVersion>(cfd->shared_from_this(), cfd->mem, std::move(imm),
                                            std::move(current));
   // The old one is released here, outside sv_mutex: its destructor may free memtables.
@@ -102,23 +134,11 @@ DBImpl::StallState DBImpl::ComputeStall() {
   for (const auto& [id, cfd_ptr] : families_) {
     ColumnFamilyData* cfd = cfd_ptr.get();
     const Options& o = cfd->options;
-    // L0's triggers and the pending-bytes limits say that compaction is behind. With automatic
-    // compactions off nothing brings them down (a bulk load, then CompactRange), so they do
-    // not apply: waiting would never end, and CompactRange would queue behind the stalled
-    // writer.
-    const bool auto_compactions = !o.disable_auto_compactions;
-    const size_t l0 = auto_compactions ? cfd->l0_files : 0;
-    const uint64_t pending = auto_compactions ? cfd->pending_compaction_bytes : 0;
-    const uint64_t soft = o.soft_pending_compaction_bytes_limit;
-    const uint64_t hard = o.hard_pending_compaction_bytes_limit;
-    if (st.l0_stop == nullptr && l0 >= static_cast<size_t>(o.level0_stop_writes_trigger)) {
-      st.l0_stop = cfd;
-    }
-    if (st.pending_stop == nullptr && hard > 0 && pending >= hard) st.pending_stop = cfd;
-    if (st.l0_slow == nullptr && l0 >= static_cast<size_t>(o.level0_slowdown_writes_trigger)) {
-      st.l0_slow = cfd;
-    }
-    if (st.pending_slow == nullptr && soft > 0 && pending >= soft) st.pending_slow = cfd;
+    const FamilyStall f = StallOf(*cfd);
+    if (st.l0_stop == nullptr && f.l0_stop) st.l0_stop = cfd;
+    if (st.pending_stop == nullptr && f.pending_stop) st.pending_stop = cfd;
+    if (st.l0_slow == nullptr && f.l0_slow) st.l0_slow = cfd;
+    if (st.pending_slow == nullptr && f.pending_slow) st.pending_slow = cfd;
     if (cfd->MemTableFull(*cfd->mem)) {
       if (cfd->imm.size() + 1 >= static_cast<size_t>(o.max_write_buffer_number)) {
         if (st.memtable_limit == nullptr) st.memtable_limit = cfd;
@@ -169,7 +189,24 @@ uint64_t DBImpl::MaxTotalWalSize() const {
   return 4 * memtables;
 }
 
+bool DBImpl::RoomWithoutLock() const {
+  // Close sets shutdown_requested_ before it drains the write slot, and an error sets
+  // read_only_ before it is reported: a group that leads after either takes the locked path,
+  // which refuses it.
+  if (shutdown_requested_.load() || read_only_.load(std::memory_order_acquire)) return false;
+  if (many_families_.load(std::memory_order_relaxed) ||
+      write_stall_active_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  // Families change, and memtables switch, only with writes stopped or by this leader.
+  const ColumnFamilyData& cfd = *default_cfd_;
+  return !cfd.stall_possible.load(std::memory_order_relaxed) && !cfd.MemTableFull(*cfd.mem);
+}
+
 Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer* leader) {
+  // Most groups find room: they leave without mutex_, which background work holds while it
+  // installs results.
+  if (RoomWithoutLock()) return Status::OK();
   MutexLock l(&mutex_);
   bool delayed = false;
   bool earlier_groups_done = !write_thread_.pipelined();
@@ -185,6 +222,7 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer*
     if (!delayed && !stop && slow != nullptr) {
       // Slow down: the group's bytes pass at delayed_write_rate (WriteDelay).
       delayed = true;
+      write_stall_active_.store(true, std::memory_order_relaxed);
       stall_reason_ =
           st.l0_slow != nullptr ? "level0-slowdown" : "pending-compaction-bytes-slowdown";
       stall_family_ = slow->name;
@@ -202,6 +240,9 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer*
       continue;
     }
     if (slow == nullptr) write_delay_.Reset();
+    if (stop || st.memtable_limit != nullptr) {
+      write_stall_active_.store(true, std::memory_order_relaxed);
+    }
     if (st.l0_stop != nullptr) {
       stall_reason_ = "level0-stop";
       stall_family_ = st.l0_stop->name;
@@ -227,6 +268,7 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer*
       if (!delayed) {
         stall_reason_ = "none";
         stall_family_.clear();
+        write_stall_active_.store(false, std::memory_order_relaxed);
       }
       Status s = SwitchMemtables(st.full);
       if (!s.ok()) SetBackgroundErrorLocked(s);

@@ -155,6 +155,7 @@ class DBImpl final : public DB {
   // Makes families the live set: families_ and the published family_map_.
   void PublishFamilies(FamilyMap families) REQUIRES(mutex_) EXCLUDES(family_map_mu_) {
     auto published = std::make_shared<const FamilyMap>(families);
+    many_families_.store(families.size() > 1, std::memory_order_relaxed);
     families_ = std::move(families);
     MutexLock l(&family_map_mu_);
     family_map_ = std::move(published);
@@ -230,6 +231,11 @@ class DBImpl final : public DB {
   // reads log_'s size).
   struct StallState;
   StallState ComputeStall() REQUIRES(mutex_);
+  // MakeRoomForWrite's check without mutex_, for the leader of a write group: true when the
+  // locked path would find nothing to do (one family, its memtable not full, no slowdown or
+  // stop reachable or in force, no error, not closing). A stale read only moves a group's
+  // switch or stall by a group: each flag is stored before the condition it reports acts.
+  bool RoomWithoutLock() const;
   // Starts one new WAL, and turns the mutable memtable of each of families into an immutable
   // one with a new memtable after it. Families whose memtables hold nothing move on to the new
   // WAL.
@@ -514,6 +520,12 @@ class DBImpl final : public DB {
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // table files being written
   WriteDelay write_delay_ GUARDED_BY(mutex_);              // paces slowed-down writes
   const char* stall_reason_ GUARDED_BY(mutex_) = "none";
+  // Set while stall_reason_ is not "none" (a group was slowed or stopped): the next groups take
+  // MakeRoomForWrite's locked path, which clears it (and resets write_delay_) once none is.
+  std::atomic<bool> write_stall_active_{false};
+  // More than the default family is live (set by PublishFamilies): the WAL bound across
+  // families is checked under mutex_ only.
+  std::atomic<bool> many_families_{false};
   std::string stall_family_ GUARDED_BY(mutex_);  // the family stall_reason_ is about
   uint64_t flush_bytes_ GUARDED_BY(mutex_) = 0;
   uint64_t compaction_read_bytes_ GUARDED_BY(mutex_) = 0;

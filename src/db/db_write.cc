@@ -110,6 +110,7 @@ void DBImpl::BuildGroupRecord(const WriteThread::Group& group, SequenceNumber fi
 Status DBImpl::WriteImpl(const WriteOptions& options, WriteBatch* batch) {
   Status s = CheckOpen();
   if (!s.ok()) return s;
+  SHALE_TEST_HOOK("DBImpl::WriteImpl:AfterCheckOpen");
   // A record of a family the DB does not hold (or a Merge into one without an operator, or a
   // range deletion whose end comes before its begin) is refused, naming it, and so is a
   // malformed batch, before anything is written.
