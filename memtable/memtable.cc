@@ -55,12 +55,18 @@ size_t MemTable::ArenaBlockSizeFor(size_t write_buffer_size) {
   return std::clamp<size_t>(write_buffer_size / 8, 4 << 10, 1 << 20) & ~size_t{15};
 }
 
+std::shared_ptr<ArenaBlockPool> MemTable::NewBlockPool(size_t arena_block_size, size_t max_bytes) {
+  return std::make_shared<ArenaBlockPool>(Arena::BlockSizeFor(arena_block_size),
+                                          arena_block_size >= Arena::kHugePageSize, max_bytes);
+}
+
 MemTable::MemTable(const InternalKeyComparator& comparator, size_t arena_block_size,
-                   size_t bloom_bytes, std::shared_ptr<const SliceTransform> prefix_extractor)
+                   size_t bloom_bytes, std::shared_ptr<const SliceTransform> prefix_extractor,
+                   std::shared_ptr<ArenaBlockPool> block_pool)
     : comparator_(comparator),
       bytewise_(comparator.user_comparator()->IsBytewise()),
-      arena_(arena_block_size),
-      value_arena_(arena_block_size),
+      arena_(arena_block_size, block_pool),
+      value_arena_(arena_block_size, std::move(block_pool)),
       table_(KeyComparator{&comparator_, comparator.user_comparator()->IsBytewise()}, &arena_),
       prefix_extractor_(bloom_bytes > 0 ? std::move(prefix_extractor) : nullptr) {
   if (bloom_bytes > 0) {

@@ -46,9 +46,14 @@ class MemTable {
   // bloom_bytes > 0: a whole-key Bloom filter of about that size answers lookups of absent keys
   // without searching the skiplist (its memory counts as memtable memory).
   // prefix_extractor (may be null): the filter also holds the prefixes of keys in its domain.
+  // block_pool (may be null): where the arenas' blocks come from and go back to, shared by the
+  // memtables of a family (NewBlockPool).
   explicit MemTable(const InternalKeyComparator& comparator,
                     size_t arena_block_size = Arena::kBlockSize, size_t bloom_bytes = 0,
-                    std::shared_ptr<const SliceTransform> prefix_extractor = nullptr);
+                    std::shared_ptr<const SliceTransform> prefix_extractor = nullptr,
+                    std::shared_ptr<ArenaBlockPool> block_pool = nullptr);
+  // A pool for memtables of arena_block_size that keeps up to max_bytes of their blocks.
+  static std::shared_ptr<ArenaBlockPool> NewBlockPool(size_t arena_block_size, size_t max_bytes);
   // An arena block size suited to a memtable flushed at write_buffer_size bytes: an eighth of
   // it, within [4 KiB, 1 MiB]; from 128 MiB on, huge-page blocks (Arena::kHugePageSize), whose
   // partly used last block is at most 1.6 % of the memtable.

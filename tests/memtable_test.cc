@@ -319,6 +319,104 @@ TEST(MemTableArenaTest, LargeWriteBuffersUseHugePageBlocks) {
   EXPECT_EQ(MemTable::ArenaBlockSizeFor(size_t{1} << 30), Arena::kHugePageSize);
 }
 
+// A pool hands back the blocks returned to it, newest first, keeps no more than its bound, and
+// frees what it holds when it goes (a leak would fail the sanitizer builds).
+TEST(ArenaBlockPoolTest, ReturnedBlocksAreTakenAgainUpToTheBound) {
+  ArenaBlockPool pool(4096, /*huge=*/false, /*max_bytes=*/2 * 4096);
+  char* a = pool.Take();
+  char* b = pool.Take();
+  char* c = pool.Take();
+  EXPECT_NE(a, b);
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+  pool.Return(a);
+  pool.Return(b);
+  pool.Return(c);  // past the bound: freed
+  EXPECT_EQ(pool.pooled_bytes(), 2u * 4096);
+  EXPECT_EQ(pool.Take(), b);
+  EXPECT_EQ(pool.Take(), a);
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+  std::memset(a, 1, 4096);  // whole blocks, writable
+  std::memset(b, 2, 4096);
+  pool.Return(a);
+  pool.Return(b);
+}
+
+// Arenas sharing a pool: one that dies leaves its standard blocks for the next, whose memory
+// then comes from them; a large object's block of its own is not pooled.
+TEST(ArenaBlockPoolTest, AnArenaReusesTheBlocksOfOneThatDied) {
+  constexpr size_t kBlock = 64 << 10;
+  auto pool = std::make_shared<ArenaBlockPool>(Arena::BlockSizeFor(kBlock), false, 1 << 20);
+  std::set<const char*> block_starts;
+  {
+    Arena arena(kBlock, pool);
+    const char* previous = nullptr;
+    for (int i = 0; i < 200; i++) {  // 1 KiB pieces: 64 to a block, 4 blocks
+      const char* p = arena.Allocate(1024);
+      if (previous == nullptr || p != previous + 1024) block_starts.insert(p);
+      previous = p;
+    }
+    arena.Allocate(60 << 10);  // past the last block's room, over a quarter: a block of its own
+    EXPECT_EQ(block_starts.size(), 4u);
+    EXPECT_EQ(arena.MemoryUsage(), 4 * (kBlock + sizeof(char*)) + (60 << 10) + sizeof(char*));
+  }
+  EXPECT_EQ(pool->pooled_bytes(), 4 * kBlock);
+  Arena next(kBlock, pool);
+  for (int b = 0; b < 4; b++) {
+    EXPECT_EQ(block_starts.count(next.Allocate(kBlock / 4)), 1u) << b;  // a block each
+    next.Allocate(kBlock - kBlock / 4);                                 // its rest
+  }
+  EXPECT_EQ(pool->pooled_bytes(), 0u);
+}
+
+// Memtables of a family share its pool: the second memtable's entries live in blocks the first
+// one held, and read back whole.
+TEST_F(MemTableTest, MemTablesOfAFamilyShareABlockPool) {
+  const size_t block = MemTable::ArenaBlockSizeFor(4 << 20);
+  auto pool = MemTable::NewBlockPool(block, 4 << 20);
+  for (const char fill : {'a', 'b'}) {
+    mem_->Unref();
+    const size_t pooled = pool->pooled_bytes();
+    mem_ = new MemTable(icmp_, block, 0, nullptr, pool);
+    mem_->Ref();
+    for (int i = 0; i < 2000; i++) {
+      mem_->Add(static_cast<SequenceNumber>(i + 1), kTypeValue, "k" + std::to_string(i),
+                std::string(500, fill));
+    }
+    if (fill == 'b') {
+      EXPECT_LT(pool->pooled_bytes(), pooled);  // taken from the pool
+    }
+    for (int i = 0; i < 2000; i += 97) {
+      EXPECT_EQ(Get("k" + std::to_string(i), kMaxSequenceNumber), std::string(500, fill)) << i;
+    }
+    if (fill == 'a') {
+      const size_t used = mem_->ApproximateMemoryUsage();
+      mem_->Unref();
+      // Every standard block went to the pool (the skiplist head's is one of them).
+      EXPECT_GE(pool->pooled_bytes() + 2 * (block + sizeof(char*)), used);
+      mem_ = new MemTable(icmp_);
+      mem_->Ref();
+    }
+  }
+}
+
+// Under AddressSanitizer a pooled block is poisoned: a read of a dropped arena's memory is
+// reported although the pool still holds it.
+TEST(ArenaBlockPoolDeathTest, PooledBlocksArePoisoned) {
+  if (!ArenaBlockPool::kPoisons) GTEST_SKIP() << "not an AddressSanitizer build";
+  ArenaBlockPool pool(4096, false, 4096);
+  char* p = pool.Take();
+  pool.Return(p);
+  EXPECT_DEATH(
+      {
+        volatile char c = p[100];
+        (void)c;
+      },
+      "use-after-poison");
+  EXPECT_EQ(pool.Take(), p);
+  p[100] = 1;  // unpoisoned again
+  pool.Return(p);
+}
+
 TEST_F(MemTableTest, IteratorOrderIsUserKeyThenNewestFirst) {
   Random rnd(7);
   std::vector<std::string> expected;

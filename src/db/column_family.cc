@@ -33,7 +33,10 @@ ColumnFamilyData::ColumnFamilyData(uint32_t family_id, std::string family_name,
       table_cache(std::make_unique<TableCache>(
           dbname, fs, ReaderOptions(options, &icmp, std::move(block_cache), stats),
           options.max_open_files, options.use_direct_reads)),
-      compact_pointers(options.num_levels) {}
+      compact_pointers(options.num_levels),
+      // One memtable's worth: a new memtable reuses the blocks of the last one dropped.
+      memtable_blocks(MemTable::NewBlockPool(MemTable::ArenaBlockSizeFor(options.write_buffer_size),
+                                             options.write_buffer_size)) {}
 
 ColumnFamilyData::~ColumnFamilyData() {
   // The SuperVersion shares this object, so it is gone by now; what is left are the DB's
@@ -46,7 +49,7 @@ MemTable* ColumnFamilyData::NewMemTable() const {
   auto* m = new MemTable(icmp, MemTable::ArenaBlockSizeFor(options.write_buffer_size),
                          static_cast<size_t>(static_cast<double>(options.write_buffer_size) *
                                              options.memtable_bloom_size_ratio),
-                         options.prefix_extractor);
+                         options.prefix_extractor, memtable_blocks);
   m->Ref();  // the caller's reference; the memtable frees itself on the last Unref
   return m;
 }

@@ -31,6 +31,7 @@
 #include "src/base/dbformat.h"
 #include "src/db/table_cache.h"
 #include "src/db/version_set.h"
+#include "src/util/arena_block_pool.h"
 #include "src/util/mutex.h"
 
 namespace shale {
@@ -121,6 +122,10 @@ class ColumnFamilyData : public std::enable_shared_from_this<ColumnFamilyData> {
   uint64_t stall_count_memtable = 0;
   uint64_t stall_count_pending_slowdown = 0;
   uint64_t stall_count_pending_stop = 0;
+
+  // The blocks of this family's dropped memtables, for its next ones (MemTable::NewBlockPool:
+  // one memtable's worth).
+  const std::shared_ptr<ArenaBlockPool> memtable_blocks;
 };
 
 class ColumnFamilyHandleImpl final : public ColumnFamilyHandle {

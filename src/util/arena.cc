@@ -1,13 +1,16 @@
 #include "src/util/arena.h"
 
-#include <sys/mman.h>
-
-#include <cstdlib>
-#include <new>
-
 #include "src/util/invariants.h"
 
 namespace shale {
+
+Arena::Arena(size_t block_size, std::shared_ptr<ArenaBlockPool> pool)
+    : block_size_(BlockSizeFor(block_size)),
+      huge_pages_(block_size >= kHugePageSize),
+      pool_(pool != nullptr ? std::move(pool)
+                            : std::make_shared<ArenaBlockPool>(block_size_, huge_pages_, 0)) {
+  SHALE_ASSERT(pool_->block_size() == block_size_ && pool_->huge() == huge_pages_);
+}
 
 char* Arena::AllocateAligned(size_t bytes) {
   constexpr size_t kAlign = 16;
@@ -39,27 +42,24 @@ char* Arena::AllocateFallback(size_t bytes) {
 }
 
 char* Arena::NewBlock(size_t bytes) {
-  if (huge_pages_ && bytes >= kHugePageSize) {
-    bytes = RoundUpToHugePage(bytes);
-    char* p = static_cast<char*>(std::aligned_alloc(kHugePageSize, bytes));
-    if (p == nullptr) throw std::bad_alloc();
-    blocks_.emplace_back(p, BlockDeleter{true});
-    // Advice only: without transparent huge pages the block works the same, with small pages.
-    madvise(p, bytes, MADV_HUGEPAGE);
+  if (bytes == block_size_) {
+    blocks_.emplace_back(pool_->Take(), BlockDeleter{pool_.get(), false});
   } else {
-    // Round up so every block start stays 16-byte aligned.
-    bytes = (bytes + 15) & ~size_t{15};
-    blocks_.emplace_back(new char[bytes], BlockDeleter{false});
+    // A large object's block of its own: huge pages when it spans one.
+    const bool huge = huge_pages_ && bytes >= kHugePageSize;
+    // Rounded up so every block start stays 16-byte aligned.
+    bytes = huge ? RoundUpToHugePage(bytes) : (bytes + 15) & ~size_t{15};
+    blocks_.emplace_back(ArenaBlockPool::Allocate(bytes, huge), BlockDeleter{nullptr, huge});
   }
   memory_usage_.fetch_add(bytes + sizeof(char*), std::memory_order_relaxed);
   return blocks_.back().get();
 }
 
 void Arena::BlockDeleter::operator()(char* p) const {
-  if (aligned) {
-    std::free(p);
+  if (pool != nullptr) {
+    pool->Return(p);
   } else {
-    delete[] p;
+    ArenaBlockPool::Free(p, huge);
   }
 }
 

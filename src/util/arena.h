@@ -5,6 +5,9 @@
 // With a block size of kHugePageSize or more, blocks are 2 MiB-aligned multiples of 2 MiB
 // advised as transparent huge pages (Linux, where enabled): a lookup walking a large memtable
 // touches nodes megabytes apart, and with 4 KiB pages nearly every step is also a TLB miss.
+// Standard-size blocks come from an ArenaBlockPool and go back to it when the arena dies: given
+// one shared with other arenas (a family's memtables), a new arena reuses the memory of those
+// gone instead of faulting fresh pages in.
 // Thread safety: Arena is single-threaded; ConcurrentArena serializes allocation with a
 // spin lock so concurrent skiplist inserters can share it. MemoryUsage() may be read by any
 // thread at any time.
@@ -17,6 +20,8 @@
 #include <mutex>
 #include <vector>
 
+#include "src/util/arena_block_pool.h"
+
 namespace shale {
 
 class Arena {
@@ -25,10 +30,16 @@ class Arena {
   static constexpr size_t kHugePageSize = 2 << 20;
 
   // Memory is reserved in blocks of block_size bytes (a memtable sizes them from its write
-  // buffer so that small buffers are not dominated by one block).
-  explicit Arena(size_t block_size = kBlockSize)
-      : block_size_(block_size >= kHugePageSize ? RoundUpToHugePage(block_size) : block_size),
-        huge_pages_(block_size >= kHugePageSize) {}
+  // buffer so that small buffers are not dominated by one block). pool: where standard-size
+  // blocks come from and go back to; REQUIRES: its block_size() and huge() are
+  // BlockSizeFor(block_size) and block_size >= kHugePageSize. Null: a pool of the arena's own
+  // that keeps nothing.
+  explicit Arena(size_t block_size = kBlockSize, std::shared_ptr<ArenaBlockPool> pool = nullptr);
+  // The block size and huge-page choice an Arena makes of block_size (what its pool must have).
+  static size_t BlockSizeFor(size_t block_size) {
+    return block_size >= kHugePageSize ? RoundUpToHugePage(block_size)
+                                       : (block_size + 15) & ~size_t{15};
+  }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
@@ -49,9 +60,10 @@ class Arena {
   size_t MemoryUsage() const { return memory_usage_.load(std::memory_order_relaxed); }
 
  private:
-  // Frees a block the way it was allocated.
+  // Gives a block back: to the pool it came from, else the way ArenaBlockPool::Allocate made it.
   struct BlockDeleter {
-    bool aligned = false;  // from std::aligned_alloc (huge-page blocks), else new[]
+    ArenaBlockPool* pool = nullptr;  // a standard-size block
+    bool huge = false;               // a large object's block: its allocation
     void operator()(char* p) const;
   };
   static size_t RoundUpToHugePage(size_t n) {
@@ -63,6 +75,8 @@ class Arena {
 
   const size_t block_size_;
   const bool huge_pages_;
+  // Declared before blocks_: it outlives them.
+  const std::shared_ptr<ArenaBlockPool> pool_;
   char* ptr_ = nullptr;
   size_t remaining_ = 0;
   std::vector<std::unique_ptr<char[], BlockDeleter>> blocks_;
@@ -71,7 +85,9 @@ class Arena {
 
 class ConcurrentArena {
  public:
-  explicit ConcurrentArena(size_t block_size = Arena::kBlockSize) : arena_(block_size) {}
+  explicit ConcurrentArena(size_t block_size = Arena::kBlockSize,
+                           std::shared_ptr<ArenaBlockPool> pool = nullptr)
+      : arena_(block_size, std::move(pool)) {}
   ConcurrentArena(const ConcurrentArena&) = delete;
   ConcurrentArena& operator=(const ConcurrentArena&) = delete;
 
