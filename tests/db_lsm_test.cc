@@ -74,6 +74,27 @@ class DBLsmTest : public DBTestBase {
   }
 };
 
+// A flushed memtable's blocks stay with its family for the next memtable, up to one
+// write_buffer_size, and the next memtable takes them.
+TEST_F(DBLsmTest, FlushedMemtablesLeaveTheirBlocksToTheNext) {
+  options_.disable_auto_compactions = true;
+  Open();
+  auto pool_bytes = [&] {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty("shale.memtable-block-pool-bytes", &v));
+    return std::stoull(v);
+  };
+  EXPECT_EQ(pool_bytes(), 0u);
+  Fill(0, 100, "a");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  const uint64_t pooled = pool_bytes();
+  EXPECT_GT(pooled, 0u);
+  EXPECT_LE(pooled, options_.write_buffer_size);
+  Fill(100, 200, "b");
+  EXPECT_LT(pool_bytes(), pooled);  // the new memtable's blocks came from the pool
+  for (int i = 0; i < 200; i += 7) EXPECT_EQ(Get(Key(i)), Val(i < 100 ? "a" : "b", i));
+}
+
 TEST_F(DBLsmTest, FlushWritesL0AndReadsComeFromTables) {
   Open();
   Fill(0, 100, "a");

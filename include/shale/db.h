@@ -257,7 +257,8 @@ class DB {
   virtual Status Close() = 0;
 
   // "shale.stats", "shale.num-files-at-level<N>", "shale.cur-size-all-mem-tables",
-  // "shale.estimate-pending-compaction-bytes", ...
+  // "shale.memtable-block-pool-bytes" (memory a family keeps from its flushed memtables for its
+  // next ones), "shale.estimate-pending-compaction-bytes", ...
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
   // A family's property; false also for a bad handle.
   virtual bool GetProperty(ColumnFamilyHandle* column_family, const Slice& property,

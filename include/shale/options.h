@@ -177,9 +177,10 @@ struct ColumnFamilyOptions {
   // Bytes of memtable before it is switched for a new one and flushed. In [1, 64 GiB]. From
   // 128 MiB on, memtable memory is reserved in 2 MiB blocks advised as transparent huge pages
   // (Linux, when /sys/kernel/mm/transparent_hugepage/enabled allows madvise): walking a large
-  // memtable then costs far fewer TLB misses. A family keeps the memory of its last flushed
-  // memtable, up to write_buffer_size, for its next one (reused rather than faulted in again);
-  // it goes back to the system when the family does.
+  // memtable then costs far fewer TLB misses. A family keeps the arena blocks of its flushed
+  // memtables, up to write_buffer_size, for its next ones (reused rather than faulted in again;
+  // "shale.memtable-block-pool-bytes" says how much); they go back to the system when the
+  // family's last handle, SuperVersion and memtable are gone (after Close, or a drop).
   size_t write_buffer_size = 64 << 20;
   // Memtables (mutable + immutable) kept before writes stall. >= 2. Memtable memory stays
   // under about max_write_buffer_number × (write_buffer_size + the largest write group).

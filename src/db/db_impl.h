@@ -233,8 +233,10 @@ class DBImpl final : public DB {
   StallState ComputeStall() REQUIRES(mutex_);
   // MakeRoomForWrite's check without mutex_, for the leader of a write group: true when the
   // locked path would find nothing to do (one family, its memtable not full, no slowdown or
-  // stop reachable or in force, no error, not closing). A stale read only moves a group's
-  // switch or stall by a group: each flag is stored before the condition it reports acts.
+  // stop reachable or in force, no error, not closing). The memtable's fill is read live; L0
+  // grows only through a flush of a switched memtable, and every switch takes the locked path
+  // (ComputeStall), so a stall flag read late lets through groups that fit in the memtable,
+  // never an unbounded L0.
   bool RoomWithoutLock() const;
   // Starts one new WAL, and turns the mutable memtable of each of families into an immutable
   // one with a new memtable after it. Families whose memtables hold nothing move on to the new
@@ -388,6 +390,7 @@ class DBImpl final : public DB {
   // sv is the one SuperVersion the call loaded.
   std::string ActiveMemTableSizeProperty(const SuperVersion& sv) const;
   std::string AllMemTablesSizeProperty(const SuperVersion& sv) const;
+  std::string MemTableBlockPoolProperty(const SuperVersion& sv) const;
   std::string NumImmutableMemTablesProperty(const SuperVersion& sv) const;
   std::string ActiveMemTableEntriesProperty(const SuperVersion& sv) const;
   std::string ActiveMemTableDeletesProperty(const SuperVersion& sv) const;

@@ -56,6 +56,7 @@ bool DBImpl::GetPropertyImpl(ColumnFamilyData* cfd, const Slice& property, std::
   static constexpr std::pair<std::string_view, Reader> kReaders[] = {
       {"shale.cur-size-active-mem-table", &DBImpl::ActiveMemTableSizeProperty},
       {"shale.cur-size-all-mem-tables", &DBImpl::AllMemTablesSizeProperty},
+      {"shale.memtable-block-pool-bytes", &DBImpl::MemTableBlockPoolProperty},
       {"shale.num-immutable-mem-table", &DBImpl::NumImmutableMemTablesProperty},
       {"shale.num-entries-active-mem-table", &DBImpl::ActiveMemTableEntriesProperty},
       {"shale.num-deletes-active-mem-table", &DBImpl::ActiveMemTableDeletesProperty},
@@ -89,6 +90,10 @@ std::string DBImpl::AllMemTablesSizeProperty(const SuperVersion& sv) const {
   size_t total = sv.mem->ApproximateMemoryUsage();
   for (MemTable* m : sv.imm) total += m->ApproximateMemoryUsage();
   return std::to_string(total);
+}
+
+std::string DBImpl::MemTableBlockPoolProperty(const SuperVersion& sv) const {
+  return std::to_string(sv.cfd->memtable_blocks->pooled_bytes());
 }
 
 std::string DBImpl::NumImmutableMemTablesProperty(const SuperVersion& sv) const {

@@ -42,15 +42,18 @@ char* Arena::AllocateFallback(size_t bytes) {
 }
 
 char* Arena::NewBlock(size_t bytes) {
+  // Owned before the vector grows (which may throw): a block is never leaked.
+  std::unique_ptr<char[], BlockDeleter> block;
   if (bytes == block_size_) {
-    blocks_.emplace_back(pool_->Take(), BlockDeleter{pool_.get(), false});
+    block = {pool_->Take(), BlockDeleter{pool_.get(), false}};
   } else {
     // A large object's block of its own: huge pages when it spans one.
     const bool huge = huge_pages_ && bytes >= kHugePageSize;
     // Rounded up so every block start stays 16-byte aligned.
     bytes = huge ? RoundUpToHugePage(bytes) : (bytes + 15) & ~size_t{15};
-    blocks_.emplace_back(ArenaBlockPool::Allocate(bytes, huge), BlockDeleter{nullptr, huge});
+    block = {ArenaBlockPool::Allocate(bytes, huge), BlockDeleter{nullptr, huge}};
   }
+  blocks_.push_back(std::move(block));
   memory_usage_.fetch_add(bytes + sizeof(char*), std::memory_order_relaxed);
   return blocks_.back().get();
 }

@@ -12,8 +12,11 @@
 // The pool holds at most max_bytes; a block returned beyond that is freed. Since a block enters
 // the pool only when an arena lets it go, and arenas take pooled blocks before new ones, the
 // pool and the arenas together never hold more than the arenas held at their peak.
-// Under AddressSanitizer a pooled block is poisoned until it is taken again, so a read of a
-// dropped memtable's memory is still reported.
+// Under AddressSanitizer a pooled block is poisoned until it is taken again: a read of a dropped
+// memtable's memory is reported while the block waits in the pool (once a new memtable takes
+// it, such a read sees the new memtable's bytes).
+// Only standard-size blocks are pooled; a large object's block of its own (a value over a
+// quarter of a block, a large memtable Bloom filter) goes back to the system.
 //
 // Thread safety: Take, Return and pooled_bytes may be called from any thread (one mutex).
 // Ownership: owns the blocks it holds, and frees them when destroyed; arenas hold it by
