@@ -27,13 +27,13 @@ namespace shale {
 class Arena {
  public:
   static constexpr size_t kBlockSize = 64 << 10;
-  static constexpr size_t kHugePageSize = 2 << 20;
+  static constexpr size_t kHugePageSize = ArenaBlockPool::kHugePageSize;
 
   // Memory is reserved in blocks of block_size bytes (a memtable sizes them from its write
   // buffer so that small buffers are not dominated by one block). pool: where standard-size
-  // blocks come from and go back to; REQUIRES: its block_size() and huge() are
-  // BlockSizeFor(block_size) and block_size >= kHugePageSize. Null: a pool of the arena's own
-  // that keeps nothing.
+  // blocks come from and go back to; REQUIRES: its block_size() is BlockSizeFor(block_size)
+  // and its huge() is block_size >= kHugePageSize. Null: a pool of the arena's own that keeps
+  // nothing.
   explicit Arena(size_t block_size = kBlockSize, std::shared_ptr<ArenaBlockPool> pool = nullptr);
   // The block size and huge-page choice an Arena makes of block_size (what its pool must have).
   static size_t BlockSizeFor(size_t block_size) {

@@ -7,19 +7,7 @@
 
 #include "src/util/invariants.h"
 
-#ifdef SHALE_POOL_POISONING
-#include <sanitizer/asan_interface.h>
-#define SHALE_POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define SHALE_POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define SHALE_POOL_POISON(p, n) ((void)(p), (void)(n))
-#define SHALE_POOL_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
-
 namespace shale {
-namespace {
-constexpr size_t kHugePageSize = 2 << 20;
-}  // namespace
 
 ArenaBlockPool::ArenaBlockPool(size_t block_size, bool huge, size_t max_bytes)
     : block_size_(block_size), huge_(huge), max_blocks_(max_bytes / block_size) {
@@ -29,7 +17,7 @@ ArenaBlockPool::ArenaBlockPool(size_t block_size, bool huge, size_t max_bytes)
 
 ArenaBlockPool::~ArenaBlockPool() {
   for (char* p : blocks_) {
-    SHALE_POOL_UNPOISON(p, block_size_);
+    SHALE_UNPOISON(p, block_size_);
     Free(p, huge_);
   }
 }
@@ -40,7 +28,7 @@ char* ArenaBlockPool::Take() {
     if (!blocks_.empty()) {
       char* p = blocks_.back();
       blocks_.pop_back();
-      SHALE_POOL_UNPOISON(p, block_size_);
+      SHALE_UNPOISON(p, block_size_);
       return p;
     }
   }
@@ -51,7 +39,7 @@ void ArenaBlockPool::Return(char* block) {
   {
     MutexLock l(&mu_);
     if (blocks_.size() < max_blocks_) {
-      SHALE_POOL_POISON(block, block_size_);
+      SHALE_POISON(block, block_size_);
       blocks_.push_back(block);
       return;
     }

@@ -26,21 +26,17 @@
 #include <cstddef>
 #include <vector>
 
+#include "src/util/asan_poison.h"
 #include "src/util/mutex.h"
 #include "src/util/thread_annotations.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SHALE_POOL_POISONING 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SHALE_POOL_POISONING 1
-#endif
-#endif
 
 namespace shale {
 
 class ArenaBlockPool {
  public:
+  // The size of a transparent huge page (the unit of huge blocks).
+  static constexpr size_t kHugePageSize = 2 << 20;
+
   // Blocks of block_size bytes; huge: 2 MiB-aligned and advised as transparent huge pages
   // (REQUIRES then: block_size a multiple of 2 MiB). max_bytes: what the pool may hold (0: it
   // keeps nothing, every Return frees).
@@ -50,12 +46,7 @@ class ArenaBlockPool {
   ~ArenaBlockPool();
 
   // Whether pooled blocks are poisoned (an AddressSanitizer build).
-  static constexpr bool kPoisons =
-#ifdef SHALE_POOL_POISONING
-      true;
-#else
-      false;
-#endif
+  static constexpr bool kPoisons = SHALE_ASAN_POISONING;
 
   size_t block_size() const { return block_size_; }
   bool huge() const { return huge_; }

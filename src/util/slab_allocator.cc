@@ -10,17 +10,6 @@
 
 #include "src/util/invariants.h"
 
-#if SHALE_SLAB_POISONING
-#include <sanitizer/asan_interface.h>
-#define SHALE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define SHALE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#define SHALE_IS_POISONED(p) (__asan_address_is_poisoned(p) != 0)
-#else
-#define SHALE_POISON(p, n) ((void)(p), (void)(n))
-#define SHALE_UNPOISON(p, n) ((void)(p), (void)(n))
-#define SHALE_IS_POISONED(p) ((void)(p), false)
-#endif
-
 namespace shale {
 
 // The header at the start of every slab. Guarded by its size class's mutex.

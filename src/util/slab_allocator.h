@@ -35,26 +35,16 @@
 #include <cstdint>
 #include <utility>
 
+#include "src/util/asan_poison.h"
 #include "src/util/mutex.h"
 #include "src/util/thread_annotations.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SHALE_SLAB_POISONING 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SHALE_SLAB_POISONING 1
-#endif
-#endif
-#ifndef SHALE_SLAB_POISONING
-#define SHALE_SLAB_POISONING 0
-#endif
 
 namespace shale {
 
 class SlabAllocator {
  public:
   // Whether unrequested and freed bytes are poisoned (AddressSanitizer builds).
-  static constexpr bool kPoisons = SHALE_SLAB_POISONING;
+  static constexpr bool kPoisons = SHALE_ASAN_POISONING;
   static constexpr size_t kSlabSize = 2 << 20;
   static constexpr size_t kGranule = 256;  // size classes step by this; also the header size
   static constexpr size_t kMaxSlot = 16 << 10;
