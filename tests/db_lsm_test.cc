@@ -74,8 +74,10 @@ class DBLsmTest : public DBTestBase {
   }
 };
 
-// A flushed memtable's blocks stay with its family for the next memtable, up to one
-// write_buffer_size, and the next memtable takes them.
+// A memtable switched full leaves its blocks, once flushed, to the next memtable of its family,
+// up to one write_buffer_size, and the next memtable takes them. A memtable switched before it
+// was full (here by Flush) gives its memory back to the system, and so does the pool, until a
+// memtable fills again.
 TEST_F(DBLsmTest, FlushedMemtablesLeaveTheirBlocksToTheNext) {
   options_.disable_auto_compactions = true;
   Open();
@@ -85,14 +87,52 @@ TEST_F(DBLsmTest, FlushedMemtablesLeaveTheirBlocksToTheNext) {
     return std::stoull(v);
   };
   EXPECT_EQ(pool_bytes(), 0u);
-  Fill(0, 100, "a");
-  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  Fill(0, 2000, "a");  // several memtables switched full
+  ASSERT_TRUE(db_->WaitForCompact().ok());
   const uint64_t pooled = pool_bytes();
   EXPECT_GT(pooled, 0u);
   EXPECT_LE(pooled, options_.write_buffer_size);
-  Fill(100, 200, "b");
+  Fill(2000, 2100, "b");
   EXPECT_LT(pool_bytes(), pooled);  // the new memtable's blocks came from the pool
-  for (int i = 0; i < 200; i += 7) EXPECT_EQ(Get(Key(i)), Val(i < 100 ? "a" : "b", i));
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  EXPECT_EQ(pool_bytes(), 0u);  // neither the pool nor the flushed memtable kept anything
+  Fill(2100, 2150, "c");
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  EXPECT_EQ(pool_bytes(), 0u);
+  Fill(3000, 5000, "d");  // full again: retained again
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_GT(pool_bytes(), 0u);
+  for (int i = 0; i < 5000; i += 7) {
+    const char* prefix = i < 2000 ? "a" : i < 2100 ? "b" : i < 2150 ? "c" : i < 3000 ? "" : "d";
+    EXPECT_EQ(Get(Key(i)), *prefix ? Val(prefix, i) : "NOT_FOUND") << i;
+  }
+}
+
+// A family whose memtable was switched full while it took no write (another family's write found
+// it full) holds an empty memtable and a full pool; a Flush of it gives the pool back.
+TEST_F(DBLsmTest, FlushOfAnIdleFamilyGivesItsMemtableBlocksBack) {
+  options_.disable_auto_compactions = true;
+  Open();
+  std::unique_ptr<ColumnFamilyHandle> idle;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(options_), "idle", &idle).ok());
+  auto property = [&](const char* name) {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty(idle.get(), name, &v));
+    return std::stoull(v);
+  };
+  const std::string value(100, 'v');
+  for (int i = 0; property("shale.cur-size-active-mem-table") < options_.write_buffer_size; i++) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), idle.get(), Key(i), value).ok());
+  }
+  ASSERT_TRUE(Put("other", "x").ok());  // switches the idle family's full memtable
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_EQ(property("shale.num-entries-active-mem-table"), 0u);
+  EXPECT_GT(property("shale.memtable-block-pool-bytes"), 0u);
+  ASSERT_TRUE(db_->Flush(FlushOptions(), std::vector<ColumnFamilyHandle*>{idle.get()}).ok());
+  EXPECT_EQ(property("shale.memtable-block-pool-bytes"), 0u);
+  std::string got;
+  ASSERT_TRUE(db_->Get(ReadOptions(), idle.get(), Key(0), &got).ok());
+  EXPECT_EQ(got, value);
 }
 
 TEST_F(DBLsmTest, FlushWritesL0AndReadsComeFromTables) {

@@ -341,6 +341,28 @@ TEST(ArenaBlockPoolTest, ReturnedBlocksAreTakenAgainUpToTheBound) {
   pool.Return(b);
 }
 
+// A pool not retaining frees what it holds and every block returned, until retention is back.
+TEST(ArenaBlockPoolTest, APoolNotRetainingKeepsNothing) {
+  ArenaBlockPool pool(4096, /*huge=*/false, /*max_bytes=*/4 * 4096);
+  EXPECT_TRUE(pool.retaining());
+  char* a = pool.Take();
+  char* b = pool.Take();
+  pool.Return(a);
+  EXPECT_EQ(pool.pooled_bytes(), 4096u);
+  pool.SetRetaining(false);
+  EXPECT_FALSE(pool.retaining());
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+  pool.Return(b);
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+  pool.SetRetaining(true);
+  char* c = pool.Take();
+  std::memset(c, 3, 4096);
+  pool.Return(c);
+  EXPECT_EQ(pool.pooled_bytes(), 4096u);
+  EXPECT_EQ(pool.Take(), c);
+  pool.Return(c);
+}
+
 // Arenas sharing a pool: one that dies leaves its standard blocks for the next, whose memory
 // then comes from them; a large object's block of its own is not pooled.
 TEST(ArenaBlockPoolTest, AnArenaReusesTheBlocksOfOneThatDied) {

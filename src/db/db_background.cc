@@ -103,6 +103,10 @@ Status DBImpl::SwitchMemtables(const std::vector<ColumnFamilyData*>& families) {
   Status s = CreateLog(/*keep_previous=*/true);
   if (!s.ok()) return s;
   for (ColumnFamilyData* cfd : families) {
+    // A memtable switched full will likely be followed by another: its blocks are kept for it.
+    // One switched before it was full (Flush, the WAL bound, an atomic flush's partner) belongs
+    // to a family written little: its memory goes back to the system.
+    cfd->memtable_blocks->SetRetaining(cfd->MemTableFull(*cfd->mem));
     cfd->imm.push_front(ColumnFamilyData::Immutable{cfd->mem, cfd->mem_log_number});
     cfd->mem = cfd->NewMemTable();
     cfd->mem_log_number = log_number_;
@@ -630,7 +634,12 @@ Status DBImpl::FlushImpl(const FlushOptions& options,
     MutexLock l(&mutex_);
     std::vector<ColumnFamilyData*> switching;
     for (ColumnFamilyData* cfd : families) {
-      if (cfd->dropped.load(std::memory_order_relaxed) || cfd->mem->num_entries() == 0) continue;
+      if (cfd->dropped.load(std::memory_order_relaxed)) continue;
+      if (cfd->mem->num_entries() == 0) {
+        // Nothing to switch: a family flushed while idle keeps no memory for memtables to come.
+        cfd->memtable_blocks->SetRetaining(false);
+        continue;
+      }
       // Like a full memtable, wait for room: max_write_buffer_number bounds memtables however
       // they are switched (a loop of Put and Flush without waiting would pile them up).
       while (bg_error_.ok() && !shutting_down_ &&

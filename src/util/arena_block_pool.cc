@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 #include "src/util/invariants.h"
 
@@ -15,8 +16,10 @@ ArenaBlockPool::ArenaBlockPool(size_t block_size, bool huge, size_t max_bytes)
   SHALE_ASSERT(!huge || block_size % kHugePageSize == 0);
 }
 
-ArenaBlockPool::~ArenaBlockPool() {
-  for (char* p : blocks_) {
+ArenaBlockPool::~ArenaBlockPool() { FreeAll(std::move(blocks_)); }
+
+void ArenaBlockPool::FreeAll(std::vector<char*> blocks) const {
+  for (char* p : blocks) {
     SHALE_UNPOISON(p, block_size_);
     Free(p, huge_);
   }
@@ -38,7 +41,7 @@ char* ArenaBlockPool::Take() {
 void ArenaBlockPool::Return(char* block) {
   {
     MutexLock l(&mu_);
-    if (blocks_.size() < max_blocks_) {
+    if (retaining_ && blocks_.size() < max_blocks_) {
       SHALE_POISON(block, block_size_);
       blocks_.push_back(block);
       return;
@@ -50,6 +53,21 @@ void ArenaBlockPool::Return(char* block) {
 size_t ArenaBlockPool::pooled_bytes() const {
   MutexLock l(&mu_);
   return blocks_.size() * block_size_;
+}
+
+void ArenaBlockPool::SetRetaining(bool retain) {
+  std::vector<char*> freed;
+  {
+    MutexLock l(&mu_);
+    retaining_ = retain;
+    if (!retain) freed.swap(blocks_);
+  }
+  FreeAll(std::move(freed));  // outside the lock: arenas may be taking and returning meanwhile
+}
+
+bool ArenaBlockPool::retaining() const {
+  MutexLock l(&mu_);
+  return retaining_;
 }
 
 char* ArenaBlockPool::Allocate(size_t bytes, bool huge) {

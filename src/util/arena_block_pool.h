@@ -15,11 +15,14 @@
 // Under AddressSanitizer a pooled block is poisoned until it is taken again: a read of a dropped
 // memtable's memory is reported while the block waits in the pool (once a new memtable takes
 // it, such a read sees the new memtable's bytes).
+// A pool that is not retaining (SetRetaining(false)) keeps nothing: the owner turns retention off
+// when the memory is unlikely to be needed again soon (a family whose memtable was switched
+// before it was full, i.e. one written little), and on again when a memtable fills.
 // Only standard-size blocks are pooled; a large object's block of its own (a value over a
 // quarter of a block, a large memtable Bloom filter) goes back to the system.
 //
-// Thread safety: Take, Return and pooled_bytes may be called from any thread (one mutex).
-// Ownership: owns the blocks it holds, and frees them when destroyed; arenas hold it by
+// Thread safety: Take, Return, SetRetaining and pooled_bytes may be called from any thread (one
+// mutex). Ownership: owns the blocks it holds, and frees them when destroyed; arenas hold it by
 // shared_ptr, so it outlives every block it handed out.
 #pragma once
 
@@ -56,6 +59,10 @@ class ArenaBlockPool {
   // Gives back a block Take returned.
   void Return(char* block) EXCLUDES(mu_);
   size_t pooled_bytes() const EXCLUDES(mu_);
+  // retain false: frees the pooled blocks, and Return frees every block until retention is
+  // turned on again. A new pool retains.
+  void SetRetaining(bool retain) EXCLUDES(mu_);
+  bool retaining() const EXCLUDES(mu_);
 
   // Memory of `bytes` from the system, 16-byte aligned (huge: 2 MiB-aligned, advised as huge
   // pages, bytes a multiple of 2 MiB), and its release. Throws std::bad_alloc.
@@ -63,10 +70,14 @@ class ArenaBlockPool {
   static void Free(char* p, bool huge);
 
  private:
+  // Frees blocks taken out of the pool (poisoned ones included).
+  void FreeAll(std::vector<char*> blocks) const;
+
   const size_t block_size_;
   const bool huge_;
   const size_t max_blocks_;
   mutable Mutex mu_;
+  bool retaining_ GUARDED_BY(mu_) = true;
   std::vector<char*> blocks_ GUARDED_BY(mu_);
 };
 
