@@ -135,6 +135,53 @@ TEST_F(DBLsmTest, FlushOfAnIdleFamilyGivesItsMemtableBlocksBack) {
   EXPECT_EQ(got, value);
 }
 
+// Compaction outputs above the last level run on past target_file_size_base, to at most twice
+// it, to end at a boundary of the level below rather than inside one of its files; outputs of the
+// last level stop at the target.
+TEST_F(DBLsmTest, OutputsAboveTheLastLevelRunOnToAGrandparentBoundary) {
+  options_.num_levels = 3;
+  options_.max_bytes_for_level_base = 64 << 20;  // L1 stays put
+  options_.write_buffer_size = 4 << 20;
+  options_.compression = CompressionType::kNoCompression;
+  Open();
+  auto sst_bytes = [&] {
+    uint64_t bytes = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dbname_)) {
+      if (e.path().extension() == ".sst") bytes += e.file_size();
+    }
+    return bytes;
+  };
+  // L2: one file whose range spans every key written next, so L1 outputs meet no boundary.
+  ASSERT_TRUE(Put(Key(0), "lo").ok());
+  ASSERT_TRUE(Put(Key(1000000), "hi").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  ASSERT_EQ(FilesAt(2), 1) << FilesAt(0) << " " << FilesAt(1);
+  // Static level sizes from here on: L0 compacts into L1, above the L2 file.
+  options_.level_compaction_dynamic_level_bytes = false;
+  Reopen();
+  ASSERT_EQ(FilesAt(2), 1);
+  const uint64_t l2_bytes = sst_bytes();
+  // Two L0 files of the same keys (~230 KB, ~14 targets): the L0 -> L1 compaction merges them.
+  for (int round = 0; round < 2; round++) {
+    Fill(1, 3000, "a");
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  ASSERT_EQ(FilesAt(0), 0);
+  ASSERT_EQ(FilesAt(2), 1);
+  const uint64_t l1_bytes = sst_bytes() - l2_bytes;
+  const uint64_t target = options_.target_file_size_base;
+  EXPECT_GT(l1_bytes / FilesAt(1), target * 3 / 2) << FilesAt(1) << " files, " << l1_bytes;
+  EXPECT_GE(FilesAt(1), static_cast<int>(l1_bytes / (2 * target + 4096))) << l1_bytes;
+  // Into the last level: cut at the target.
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  ASSERT_EQ(FilesAt(1), 0);
+  EXPECT_GE(FilesAt(2), static_cast<int>(sst_bytes() / (target + 4096))) << sst_bytes();
+  for (int i = 1; i < 3000; i += 11) EXPECT_EQ(Get(Key(i)), Val("a", i));
+  EXPECT_EQ(Get(Key(1000000)), "hi");
+}
+
 TEST_F(DBLsmTest, FlushWritesL0AndReadsComeFromTables) {
   Open();
   Fill(0, 100, "a");

@@ -223,7 +223,10 @@ struct ColumnFamilyOptions {
   // hard >= soft when both are on. With disable_auto_compactions no limit or trigger applies.
   uint64_t soft_pending_compaction_bytes_limit = 64ull << 30;
   uint64_t hard_pending_compaction_bytes_limit = 256ull << 30;
-  uint64_t target_file_size_base = 64ull << 20;      // > 0
+  // The size compaction outputs are cut at (> 0). Above the last level an output is cut early
+  // where it meets a boundary of the level below's files, from half this size on, and may run
+  // on to twice this size to reach one.
+  uint64_t target_file_size_base = 64ull << 20;
   uint64_t max_bytes_for_level_base = 256ull << 20;  // > 0
   double max_bytes_for_level_multiplier = 10;        // >= 1
   // Size the levels from the bottom, as RocksDB's option of that name: the last level's target

@@ -33,12 +33,13 @@ class Compaction {
   // that holds data when levels are sized dynamically; no level between them holds any).
   // output_level == level >= 1: the inputs are rewritten in place (CompactRange's
   // bottommost_level_compaction); inputs(1) is then empty.
+  // target_output_file_size: the size outputs are cut at (target_file_size_base).
   Compaction(std::shared_ptr<Version> input_version, int level, int output_level,
-             uint64_t max_output_file_size)
+             uint64_t target_output_file_size)
       : input_version_(std::move(input_version)),
         level_(level),
         output_level_(output_level),
-        max_output_file_size_(max_output_file_size) {
+        target_output_file_size_(target_output_file_size) {
     SHALE_ASSERT(output_level > level || (output_level == level && level >= 1));
   }
 
@@ -54,7 +55,14 @@ class Compaction {
   // Drops the input Version once the result is installed, so that the inputs it names are no
   // longer live and can be deleted. input_version() must not be called after.
   void ReleaseInputVersion() { input_version_.reset(); }
-  uint64_t max_output_file_size() const { return max_output_file_size_; }
+  uint64_t target_output_file_size() const { return target_output_file_size_; }
+  // The size at which an output is finished wherever it is: the target when nothing lies below
+  // the output level, else twice the target, so that an output can run on to the boundary of a
+  // grandparent (GrandparentTracker cuts there from half the target on) instead of ending inside
+  // one, which a later compaction of it would then have to rewrite as well.
+  uint64_t max_output_file_size() const {
+    return grandparents_.empty() ? target_output_file_size_ : 2 * target_output_file_size_;
+  }
   uint64_t InputBytes() const;
 
   // The smallest and largest user keys of the input files: every output lies within them.
@@ -72,7 +80,7 @@ class Compaction {
   std::shared_ptr<Version> input_version_;
   const int level_;
   const int output_level_;
-  const uint64_t max_output_file_size_;
+  const uint64_t target_output_file_size_;
   FileList inputs_[2];
   FileList grandparents_;
 };

@@ -100,7 +100,7 @@ struct DBImpl::CompactionState {
         options(builder_options),
         stop(stop_flag),
         grandparents(builder_options.comparator->user_comparator(), &c->grandparents(),
-                     c->max_output_file_size()) {}
+                     c->target_output_file_size()) {}
 
   ColumnFamilyData* const cfd;  // kept alive by the caller of RunCompaction
   Compaction* const compaction;
@@ -149,7 +149,7 @@ Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_
   std::vector<std::string> boundaries;
   if (split) {
     boundaries = SubcompactionBoundaries(*c, cfd->table_cache.get(), cfd->icmp.user_comparator(),
-                                         max_subcompactions, c->max_output_file_size());
+                                         max_subcompactions, c->target_output_file_size());
   }
   for (size_t i = 0; i <= boundaries.size(); i++) {
     auto part = std::make_unique<CompactionState>(cfd, c, snapshots, builder_options, &stop);
