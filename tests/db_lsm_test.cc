@@ -135,6 +135,47 @@ TEST_F(DBLsmTest, FlushOfAnIdleFamilyGivesItsMemtableBlocksBack) {
   EXPECT_EQ(got, value);
 }
 
+// Under atomic flush, a family written as much as another is switched with it just short of
+// full, every time the other fills first: it keeps its pool all the same. A memtable replayed at
+// open and flushed short of full leaves no pool behind.
+TEST_F(DBLsmTest, AtomicFlushPartnersKeepTheirPoolsAndRecoveryLeavesNone) {
+  options_.disable_auto_compactions = true;
+  options_.atomic_flush = true;
+  Open();
+  std::unique_ptr<ColumnFamilyHandle> partner;
+  ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(options_), "partner", &partner).ok());
+  auto pool_bytes = [&](ColumnFamilyHandle* cf) {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty(cf, "shale.memtable-block-pool-bytes", &v));
+    return std::stoull(v);
+  };
+  const std::string value(100, 'v');
+  for (int i = 0; i < 3000; i++) {  // the default family fills first, each time
+    ASSERT_TRUE(Put(Key(i), value).ok());
+    ASSERT_TRUE(db_->Put(WriteOptions(), partner.get(), Key(i), value).ok());
+  }
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  EXPECT_GT(pool_bytes(db_->DefaultColumnFamily()), 0u);
+  EXPECT_GT(pool_bytes(partner.get()), 0u);
+  // Unflushed writes in both families, replayed and flushed at the next open.
+  ASSERT_TRUE(Put("tail", value).ok());
+  ASSERT_TRUE(db_->Put(WriteOptions(), partner.get(), "tail", value).ok());
+  partner.reset();
+  Close();
+  std::vector<std::unique_ptr<ColumnFamilyHandle>> handles;
+  ASSERT_TRUE(DB::Open(options_, dbname_,
+                       {ColumnFamilyDescriptor(kDefaultColumnFamilyName, options_),
+                        ColumnFamilyDescriptor("partner", options_)},
+                       &handles, &db_)
+                  .ok());
+  EXPECT_GT(FilesAt(0), 0);  // the replayed memtables, flushed at open
+  EXPECT_EQ(pool_bytes(handles[0].get()), 0u);
+  EXPECT_EQ(pool_bytes(handles[1].get()), 0u);
+  std::string got;
+  ASSERT_TRUE(db_->Get(ReadOptions(), handles[1].get(), "tail", &got).ok());
+  EXPECT_EQ(got, value);
+}
+
 // Compaction outputs above the last level run on past target_file_size_base, to at most twice
 // it, to end at a boundary of the level below rather than inside one of its files; outputs of the
 // last level stop at the target.

@@ -56,12 +56,14 @@ class Compaction {
   // longer live and can be deleted. input_version() must not be called after.
   void ReleaseInputVersion() { input_version_.reset(); }
   uint64_t target_output_file_size() const { return target_output_file_size_; }
-  // The size at which an output is finished wherever it is: the target when nothing lies below
-  // the output level, else twice the target, so that an output can run on to the boundary of a
-  // grandparent (GrandparentTracker cuts there from half the target on) instead of ending inside
-  // one, which a later compaction of it would then have to rewrite as well.
+  // The size at which an output is finished wherever it is: the target when no file of the level
+  // below the output level overlaps the inputs (no grandparents), else twice the target, so that an
+  // output can run on to the boundary of a grandparent (GrandparentTracker cuts there from half the
+  // target on) instead of ending inside one, which a later compaction of it would then have to
+  // rewrite as well.
   uint64_t max_output_file_size() const {
-    return grandparents_.empty() ? target_output_file_size_ : 2 * target_output_file_size_;
+    if (grandparents_.empty()) return target_output_file_size_;
+    return target_output_file_size_ > UINT64_MAX / 2 ? UINT64_MAX : 2 * target_output_file_size_;
   }
   uint64_t InputBytes() const;
 
