@@ -44,6 +44,15 @@ class DBLsmTest : public DBTestBase {
     EXPECT_TRUE(db_->GetProperty("shale.num-files-at-level" + std::to_string(level), &v));
     return std::atoi(v.c_str());
   }
+  // A family's property as a number (null: the default family).
+  uint64_t NumericProperty(const char* name, ColumnFamilyHandle* cf = nullptr) {
+    std::string v;
+    EXPECT_TRUE(db_->GetProperty(cf != nullptr ? cf : db_->DefaultColumnFamily(), name, &v));
+    return std::stoull(v);
+  }
+  uint64_t PoolBytes(ColumnFamilyHandle* cf = nullptr) {
+    return NumericProperty("shale.memtable-block-pool-bytes", cf);
+  }
   int TotalFiles() {
     int n = 0;
     for (int l = 0; l < options_.num_levels; l++) n += FilesAt(l);
@@ -81,27 +90,22 @@ class DBLsmTest : public DBTestBase {
 TEST_F(DBLsmTest, FlushedMemtablesLeaveTheirBlocksToTheNext) {
   options_.disable_auto_compactions = true;
   Open();
-  auto pool_bytes = [&] {
-    std::string v;
-    EXPECT_TRUE(db_->GetProperty("shale.memtable-block-pool-bytes", &v));
-    return std::stoull(v);
-  };
-  EXPECT_EQ(pool_bytes(), 0u);
+  EXPECT_EQ(PoolBytes(), 0u);
   Fill(0, 2000, "a");  // several memtables switched full
   ASSERT_TRUE(db_->WaitForCompact().ok());
-  const uint64_t pooled = pool_bytes();
+  const uint64_t pooled = PoolBytes();
   EXPECT_GT(pooled, 0u);
   EXPECT_LE(pooled, options_.write_buffer_size);
   Fill(2000, 2100, "b");
-  EXPECT_LT(pool_bytes(), pooled);  // the new memtable's blocks came from the pool
+  EXPECT_LT(PoolBytes(), pooled);  // the new memtable's blocks came from the pool
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-  EXPECT_EQ(pool_bytes(), 0u);  // neither the pool nor the flushed memtable kept anything
+  EXPECT_EQ(PoolBytes(), 0u);  // neither the pool nor the flushed memtable kept anything
   Fill(2100, 2150, "c");
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
-  EXPECT_EQ(pool_bytes(), 0u);
+  EXPECT_EQ(PoolBytes(), 0u);
   Fill(3000, 5000, "d");  // full again: retained again
   ASSERT_TRUE(db_->WaitForCompact().ok());
-  EXPECT_GT(pool_bytes(), 0u);
+  EXPECT_GT(PoolBytes(), 0u);
   for (int i = 0; i < 5000; i += 7) {
     const char* prefix = i < 2000 ? "a" : i < 2100 ? "b" : i < 2150 ? "c" : i < 3000 ? "" : "d";
     EXPECT_EQ(Get(Key(i)), *prefix ? Val(prefix, i) : "NOT_FOUND") << i;
@@ -115,21 +119,18 @@ TEST_F(DBLsmTest, FlushOfAnIdleFamilyGivesItsMemtableBlocksBack) {
   Open();
   std::unique_ptr<ColumnFamilyHandle> idle;
   ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(options_), "idle", &idle).ok());
-  auto property = [&](const char* name) {
-    std::string v;
-    EXPECT_TRUE(db_->GetProperty(idle.get(), name, &v));
-    return std::stoull(v);
-  };
   const std::string value(100, 'v');
-  for (int i = 0; property("shale.cur-size-active-mem-table") < options_.write_buffer_size; i++) {
+  for (int i = 0;
+       NumericProperty("shale.cur-size-active-mem-table", idle.get()) < options_.write_buffer_size;
+       i++) {
     ASSERT_TRUE(db_->Put(WriteOptions(), idle.get(), Key(i), value).ok());
   }
   ASSERT_TRUE(Put("other", "x").ok());  // switches the idle family's full memtable
   ASSERT_TRUE(db_->WaitForCompact().ok());
-  EXPECT_EQ(property("shale.num-entries-active-mem-table"), 0u);
-  EXPECT_GT(property("shale.memtable-block-pool-bytes"), 0u);
+  EXPECT_EQ(NumericProperty("shale.num-entries-active-mem-table", idle.get()), 0u);
+  EXPECT_GT(PoolBytes(idle.get()), 0u);
   ASSERT_TRUE(db_->Flush(FlushOptions(), std::vector<ColumnFamilyHandle*>{idle.get()}).ok());
-  EXPECT_EQ(property("shale.memtable-block-pool-bytes"), 0u);
+  EXPECT_EQ(PoolBytes(idle.get()), 0u);
   std::string got;
   ASSERT_TRUE(db_->Get(ReadOptions(), idle.get(), Key(0), &got).ok());
   EXPECT_EQ(got, value);
@@ -144,19 +145,14 @@ TEST_F(DBLsmTest, AtomicFlushPartnersKeepTheirPoolsAndRecoveryLeavesNone) {
   Open();
   std::unique_ptr<ColumnFamilyHandle> partner;
   ASSERT_TRUE(db_->CreateColumnFamily(ColumnFamilyOptions(options_), "partner", &partner).ok());
-  auto pool_bytes = [&](ColumnFamilyHandle* cf) {
-    std::string v;
-    EXPECT_TRUE(db_->GetProperty(cf, "shale.memtable-block-pool-bytes", &v));
-    return std::stoull(v);
-  };
   const std::string value(100, 'v');
   for (int i = 0; i < 3000; i++) {  // the default family fills first, each time
     ASSERT_TRUE(Put(Key(i), value).ok());
     ASSERT_TRUE(db_->Put(WriteOptions(), partner.get(), Key(i), value).ok());
   }
   ASSERT_TRUE(db_->WaitForCompact().ok());
-  EXPECT_GT(pool_bytes(db_->DefaultColumnFamily()), 0u);
-  EXPECT_GT(pool_bytes(partner.get()), 0u);
+  EXPECT_GT(PoolBytes(db_->DefaultColumnFamily()), 0u);
+  EXPECT_GT(PoolBytes(partner.get()), 0u);
   // Unflushed writes in both families, replayed and flushed at the next open.
   ASSERT_TRUE(Put("tail", value).ok());
   ASSERT_TRUE(db_->Put(WriteOptions(), partner.get(), "tail", value).ok());
@@ -169,8 +165,8 @@ TEST_F(DBLsmTest, AtomicFlushPartnersKeepTheirPoolsAndRecoveryLeavesNone) {
                        &handles, &db_)
                   .ok());
   EXPECT_GT(FilesAt(0), 0);  // the replayed memtables, flushed at open
-  EXPECT_EQ(pool_bytes(handles[0].get()), 0u);
-  EXPECT_EQ(pool_bytes(handles[1].get()), 0u);
+  EXPECT_EQ(PoolBytes(handles[0].get()), 0u);
+  EXPECT_EQ(PoolBytes(handles[1].get()), 0u);
   std::string got;
   ASSERT_TRUE(db_->Get(ReadOptions(), handles[1].get(), "tail", &got).ok());
   EXPECT_EQ(got, value);

@@ -182,8 +182,9 @@ struct ColumnFamilyOptions {
   // "shale.memtable-block-pool-bytes" says how much) while its memtables fill: a memtable
   // switched before it is full (Flush, max_total_wal_size; not an atomic flush's partner), a
   // replayed one flushed at open short of full, and a Flush of a family with an empty memtable
-  // give the blocks back to the system, until a memtable of the family fills again. The rest go back when the family's last handle,
-  // SuperVersion and memtable are gone (after Close, or a drop).
+  // give the blocks back to the system, until a memtable of the family fills again. The rest go
+  // back when the family's last handle, SuperVersion and memtable are gone (after Close, or a
+  // drop).
   size_t write_buffer_size = 64 << 20;
   // Memtables (mutable + immutable) kept before writes stall. >= 2. Memtable memory stays
   // under about max_write_buffer_number × (write_buffer_size + the largest write group).

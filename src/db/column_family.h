@@ -56,6 +56,10 @@ class ColumnFamilyData : public std::enable_shared_from_this<ColumnFamilyData> {
   MemTable* NewMemTable() const;
   // Whether m has reached write_buffer_size or memtable_max_range_deletions: it is switched.
   bool MemTableFull(const MemTable& m) const;
+  // Called as the mutable memtable is switched or dropped: the family's block pool keeps blocks
+  // for the next memtable when this one is full (another will likely fill), and gives them
+  // back to the system when it is not (a family written little). REQUIRES: DB mutex.
+  void RetainMemtableBlocksIfFull() const { memtable_blocks->SetRetaining(MemTableFull(*mem)); }
   // The published SuperVersion (null once released).
   std::shared_ptr<SuperVersion> GetSuperVersion() const EXCLUDES(sv_mutex) {
     MutexLock l(&sv_mutex);

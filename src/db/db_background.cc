@@ -102,16 +102,13 @@ Status DBImpl::SwitchMemtables(const std::vector<ColumnFamilyData*>& families) {
   if (families.empty()) return Status::OK();
   Status s = CreateLog(/*keep_previous=*/true);
   if (!s.ok()) return s;
-  // A memtable switched full will likely be followed by another: its blocks are kept for it.
-  // One switched before it was full (Flush, the WAL bound) belongs to a family written little:
-  // its memory goes back to the system. An atomic flush's partner, switched because another
-  // family filled, keeps its pool as it was (it may be written as much).
+  // An atomic flush's partner, switched because another family filled, keeps its pool as it
+  // was (it may be written as much); every other family's pool follows its memtable's fill.
   const bool partners = options_.atomic_flush &&
                         std::any_of(families.begin(), families.end(),
                                     [](ColumnFamilyData* f) { return f->MemTableFull(*f->mem); });
   for (ColumnFamilyData* cfd : families) {
-    const bool full = cfd->MemTableFull(*cfd->mem);
-    if (full || !partners) cfd->memtable_blocks->SetRetaining(full);
+    if (!partners || cfd->MemTableFull(*cfd->mem)) cfd->RetainMemtableBlocksIfFull();
     cfd->imm.push_front(ColumnFamilyData::Immutable{cfd->mem, cfd->mem_log_number});
     cfd->mem = cfd->NewMemTable();
     cfd->mem_log_number = log_number_;

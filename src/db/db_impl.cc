@@ -91,7 +91,7 @@ Status DBImpl::Resume() {
       // back.
       cfd->mem_log_number = log_number_;
       if (cfd->mem->num_entries() > 0) {
-        cfd->memtable_blocks->SetRetaining(cfd->MemTableFull(*cfd->mem));
+        cfd->RetainMemtableBlocksIfFull();
         cfd->imm.push_front(ColumnFamilyData::Immutable{cfd->mem, old_log});
         cfd->mem = cfd->NewMemTable();
         InstallSuperVersion(cfd.get());

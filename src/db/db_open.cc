@@ -721,8 +721,7 @@ Status DBImpl::FlushRecoveredLocked(RecoveryEdits* edits) {
       DiscardUnloggedTables(*edits);
       return s;
     }
-    // A replayed memtable short of full: the family may stay idle, keep no blocks for it.
-    cfd->memtable_blocks->SetRetaining(cfd->MemTableFull(*cfd->mem));
+    cfd->RetainMemtableBlocksIfFull();  // short of full: the family may stay idle
     cfd->mem->Unref();
     cfd->mem = cfd->NewMemTable();
   }
