@@ -92,22 +92,38 @@ TEST_F(DBLsmTest, FlushedMemtablesLeaveTheirBlocksToTheNext) {
   Open();
   EXPECT_EQ(PoolBytes(), 0u);
   Fill(0, 2000, "a");  // several memtables switched full
+  // On to the next switch, so that the active memtable is nearly empty (where the last one
+  // filled depends on when flushes ran) and the next 100 writes switch none.
+  int next = 2000;
+  for (uint64_t entries = 0;; next++) {
+    ASSERT_LT(next, 2400);
+    ASSERT_TRUE(Put(Key(next), Val("a", next)).ok());
+    const uint64_t now = NumericProperty("shale.num-entries-active-mem-table");
+    if (now < entries) break;
+    entries = now;
+  }
   ASSERT_TRUE(db_->WaitForCompact().ok());
+  ASSERT_LT(NumericProperty("shale.cur-size-active-mem-table"), options_.write_buffer_size / 4);
   const uint64_t pooled = PoolBytes();
   EXPECT_GT(pooled, 0u);
   EXPECT_LE(pooled, options_.write_buffer_size);
-  Fill(2000, 2100, "b");
+  Fill(2400, 2500, "b");
   EXPECT_LT(PoolBytes(), pooled);  // the new memtable's blocks came from the pool
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   EXPECT_EQ(PoolBytes(), 0u);  // neither the pool nor the flushed memtable kept anything
-  Fill(2100, 2150, "c");
+  Fill(2500, 2550, "c");
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   EXPECT_EQ(PoolBytes(), 0u);
   Fill(3000, 5000, "d");  // full again: retained again
   ASSERT_TRUE(db_->WaitForCompact().ok());
   EXPECT_GT(PoolBytes(), 0u);
   for (int i = 0; i < 5000; i += 7) {
-    const char* prefix = i < 2000 ? "a" : i < 2100 ? "b" : i < 2150 ? "c" : i < 3000 ? "" : "d";
+    const char* prefix = i <= next  ? "a"
+                         : i < 2400 ? ""
+                         : i < 2500 ? "b"
+                         : i < 2550 ? "c"
+                         : i < 3000 ? ""
+                                    : "d";
     EXPECT_EQ(Get(Key(i)), *prefix ? Val(prefix, i) : "NOT_FOUND") << i;
   }
 }
