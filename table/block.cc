@@ -11,8 +11,11 @@
 
 namespace shale {
 
-Block::Block(BlockContents contents)
-    : data_(contents.data.data()), size_(contents.data.size()), contents_(std::move(contents)) {
+Block::Block(BlockContents contents, BlockValueFormat values)
+    : data_(contents.data.data()),
+      values_(values),
+      size_(contents.data.size()),
+      contents_(std::move(contents)) {
   // Moving contents moved the owner of the bytes, not the bytes: data_ still points at them.
   if (size_ < sizeof(uint32_t)) {
     malformed_ = true;
@@ -31,36 +34,47 @@ void Block::InitIterator(const Comparator* cmp, BlockIter* iter) const {
   if (malformed_) {
     iter->InitCorrupt("restart array does not fit in the block");
   } else {
-    iter->Init(cmp, data_, restart_offset_, num_restarts_,
+    iter->Init(cmp, data_, restart_offset_, num_restarts_, values_,
                prefix_index_.built() ? &prefix_index_ : nullptr);
   }
 }
 
-void Block::BuildRestartPrefixIndex() {
+void Block::BuildRestartPrefixIndex(bool user_keys) {
   if (malformed_ || prefix_index_.built()) return;
   BlockIter iter;
-  iter.Init(nullptr, data_, restart_offset_, num_restarts_);
-  Slice first, last;
+  iter.Init(nullptr, data_, restart_offset_, num_restarts_, values_);
+  // The user key of a restart key, or false when it is too short to hold an internal key's tag.
+  const auto user_key_of = [user_keys](const Slice& key, Slice* user) {
+    if (user_keys) {
+      *user = key;
+      return true;
+    }
+    if (key.size() < 8) return false;
+    *user = ExtractUserKey(key);
+    return true;
+  };
+  Slice first, last, first_user, last_user;
   if (!iter.RestartKey(0, &first) || !iter.RestartKey(num_restarts_ - 1, &last) ||
-      first.size() < 8 || last.size() < 8) {
-    return;  // no internal key's tag
+      !user_key_of(first, &first_user) || !user_key_of(last, &last_user)) {
+    return;
   }
-  const Slice last_user = ExtractUserKey(last);
-  prefix_index_.Start(ExtractUserKey(first), last_user, num_restarts_);
+  prefix_index_.Start(first_user, last_user, num_restarts_, /*internal_keys=*/!user_keys);
   Slice previous;
   for (uint32_t i = 0; i < num_restarts_; i++) {
-    Slice key;
-    if (!iter.RestartKey(i, &key) || key.size() < 8) {
+    Slice key, user;
+    if (!iter.RestartKey(i, &key) || !user_key_of(key, &user)) {
       prefix_index_.Clear();
       return;
     }
-    // Restart keys out of internal-key order (a damaged block whose checksum still matched):
-    // no index; seeks search the keys themselves. A key above the last is caught before Add,
-    // which needs every key between the first and the last.
-    const Slice user = ExtractUserKey(key);
-    const int c = i > 0 ? ExtractUserKey(previous).compare(user) : -1;
-    if (c > 0 || (c == 0 && ExtractTag(previous) < ExtractTag(key)) ||
-        last_user.compare(user) < 0) {
+    // Restart keys out of order (a damaged block whose checksum still matched): no index;
+    // seeks search the keys themselves. A key above the last is caught before Add, which needs
+    // every key between the first and the last.
+    int c = -1;
+    if (i > 0) {
+      c = user_keys ? previous.compare(user) : ExtractUserKey(previous).compare(user);
+      if (c == 0 && !user_keys && ExtractTag(previous) < ExtractTag(key)) c = 1;
+    }
+    if (c > 0 || last_user.compare(user) < 0) {
       prefix_index_.Clear();
       return;
     }
@@ -87,8 +101,10 @@ std::unique_ptr<BlockIter> Block::NewIterator(const Comparator* cmp) const {
 }
 
 void BlockIter::Init(const Comparator* cmp, const char* data, uint32_t restarts,
-                     uint32_t num_restarts, const RestartPrefixIndex* prefix_index) {
+                     uint32_t num_restarts, BlockValueFormat values,
+                     const RestartPrefixIndex* prefix_index) {
   cmp_ = cmp;
+  values_ = values;
   prefix_index_ = prefix_index;
   SHALE_ASSERT(prefix_index == nullptr || prefix_index->size() == num_restarts);
   restart_copies_ =
@@ -105,7 +121,7 @@ void BlockIter::Init(const Comparator* cmp, const char* data, uint32_t restarts,
 }
 
 void BlockIter::InitCorrupt(const char* what) {
-  Init(nullptr, nullptr, 0, 0);
+  Init(nullptr, nullptr, 0, 0, BlockValueFormat::kSized);
   status_ = Status::Corruption(fmt::format("malformed block: {}", what));
 }
 
@@ -128,8 +144,8 @@ uint32_t BlockIter::RestartPoint(uint32_t index) const {
 namespace {
 
 // Decodes an entry header; nullptr when it is malformed or does not fit before limit.
-inline const char* DecodeEntry(const char* p, const char* limit, uint32_t* shared,
-                               uint32_t* unshared, uint32_t* value_length) {
+inline const char* DecodeSizedEntry(const char* p, const char* limit, uint32_t* shared,
+                                    uint32_t* unshared, uint32_t* value_length) {
   if (limit - p < 3) return nullptr;
   *shared = static_cast<uint8_t>(p[0]);
   *unshared = static_cast<uint8_t>(p[1]);
@@ -147,6 +163,43 @@ inline const char* DecodeEntry(const char* p, const char* limit, uint32_t* share
   return p;
 }
 
+// The byte past the varint64 at p, or nullptr when it runs to limit or past ten bytes.
+inline const char* SkipVarint64(const char* p, const char* limit) {
+  const char* const end = std::min(limit, p + kMaxVarint64Length);
+  for (; p < end; p++) {
+    if ((static_cast<unsigned char>(*p) & 0x80) == 0) return p + 1;
+  }
+  return nullptr;
+}
+
+// As DecodeSizedEntry, for an entry whose value is a BlockHandle: its length is where the
+// handle's two varints end.
+inline const char* DecodeHandleEntry(const char* p, const char* limit, uint32_t* shared,
+                                     uint32_t* unshared, uint32_t* value_length) {
+  if (limit - p < 2) return nullptr;
+  *shared = static_cast<uint8_t>(p[0]);
+  *unshared = static_cast<uint8_t>(p[1]);
+  if ((*shared | *unshared) < 128) {
+    p += 2;
+  } else {
+    if ((p = GetVarint32Ptr(p, limit, shared)) == nullptr) return nullptr;
+    if ((p = GetVarint32Ptr(p, limit, unshared)) == nullptr) return nullptr;
+  }
+  if (*unshared > static_cast<uint64_t>(limit - p)) return nullptr;
+  const char* const value = p + *unshared;
+  const char* end = SkipVarint64(value, limit);
+  if (end == nullptr || (end = SkipVarint64(end, limit)) == nullptr) return nullptr;
+  *value_length = static_cast<uint32_t>(end - value);
+  return p;
+}
+
+inline const char* DecodeEntry(BlockValueFormat values, const char* p, const char* limit,
+                               uint32_t* shared, uint32_t* unshared, uint32_t* value_length) {
+  return values == BlockValueFormat::kSized
+             ? DecodeSizedEntry(p, limit, shared, unshared, value_length)
+             : DecodeHandleEntry(p, limit, shared, unshared, value_length);
+}
+
 }  // namespace
 
 bool BlockIter::RestartKey(uint32_t index, Slice* key) {
@@ -156,7 +209,8 @@ bool BlockIter::RestartKey(uint32_t index, Slice* key) {
     return false;
   }
   uint32_t shared, unshared, value_length;
-  const char* p = DecodeEntry(data_ + offset, data_ + restarts_, &shared, &unshared, &value_length);
+  const char* p =
+      DecodeEntry(values_, data_ + offset, data_ + restarts_, &shared, &unshared, &value_length);
   if (p == nullptr || shared != 0) {
     Corrupt(p == nullptr ? "bad entry at a restart point" : "restart entry shares a prefix");
     return false;
@@ -182,7 +236,7 @@ bool BlockIter::ParseNextKey() {
   }
   uint32_t shared, unshared, value_length;
   const char* p =
-      DecodeEntry(data_ + current_, data_ + restarts_, &shared, &unshared, &value_length);
+      DecodeEntry(values_, data_ + current_, data_ + restarts_, &shared, &unshared, &value_length);
   if (p == nullptr) {
     Corrupt("entry runs past the end of the block");
     return false;

@@ -18,6 +18,7 @@
 #include "shale/comparator.h"
 #include "src/base/internal_iterator.h"
 #include "src/util/cache_line.h"
+#include "table/block_builder.h"
 #include "table/format.h"
 #include "table/restart_prefix_index.h"
 
@@ -27,7 +28,7 @@ class BlockIter;
 
 class Block {
  public:
-  explicit Block(BlockContents contents);
+  explicit Block(BlockContents contents, BlockValueFormat values = BlockValueFormat::kSized);
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
 
@@ -37,12 +38,13 @@ class Block {
     return contents_.owned.usable_size() + sizeof(Block) + prefix_index_.heap_usage();
   }
   // For a block of internal keys ordered by a bytewise user comparator (a table's index
-  // block, or a data block entering the block cache): builds the RestartPrefixIndex its
-  // iterators' seeks then search. Does nothing for a malformed block, one with a restart key
-  // too short to be an internal key (its seeks then report the corruption as before), or one
-  // whose restart keys are out of order (its seeks search the keys). Not thread-safe: call
-  // before sharing the block.
-  void BuildRestartPrefixIndex();
+  // block, or a data block entering the block cache), or of user keys (user_keys: a format 3
+  // index block that holds them): builds the RestartPrefixIndex its iterators' seeks then
+  // search, whose targets are keys of the same kind. Does nothing for a malformed block, one
+  // with a restart key too short to be an internal key (its seeks then report the corruption as
+  // before), or one whose restart keys are out of order (its seeks search the keys). Not
+  // thread-safe: call before sharing the block.
+  void BuildRestartPrefixIndex(bool user_keys = false);
   bool has_prefix_index() const { return prefix_index_.built(); }
   // Positions iter on this block (unpositioned until a Seek*). A malformed block gives an
   // iterator that is invalid with Corruption.
@@ -62,6 +64,7 @@ class Block {
   uint32_t restart_offset_ = 0;  // start of the restart array
   uint32_t num_restarts_ = 0;
   bool malformed_ = false;
+  BlockValueFormat values_;
   RestartPrefixIndex prefix_index_;  // held inline: a small block's search reads only this object
   size_t size_;
   BlockContents contents_;
@@ -95,7 +98,7 @@ class BlockIter final : public InternalIterator {
  private:
   friend class Block;
   void Init(const Comparator* cmp, const char* data, uint32_t restarts, uint32_t num_restarts,
-            const RestartPrefixIndex* prefix_index = nullptr);
+            BlockValueFormat values, const RestartPrefixIndex* prefix_index = nullptr);
   void InitCorrupt(const char* what);
 
   uint32_t RestartPoint(uint32_t index) const;
@@ -124,6 +127,7 @@ class BlockIter final : public InternalIterator {
   const char* data_ = nullptr;
   uint32_t restarts_ = 0;  // offset of the restart array: the end of the entries
   uint32_t num_restarts_ = 0;
+  BlockValueFormat values_ = BlockValueFormat::kSized;
   uint32_t current_ = 0;        // offset of the current entry; restarts_ when invalid
   uint32_t next_ = 0;           // offset just past the current entry
   uint32_t restart_index_ = 0;  // the restart point the current scan started from

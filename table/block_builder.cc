@@ -7,7 +7,8 @@
 
 namespace shale {
 
-BlockBuilder::BlockBuilder(int restart_interval) : restart_interval_(restart_interval) {
+BlockBuilder::BlockBuilder(int restart_interval, BlockValueFormat values)
+    : restart_interval_(restart_interval), values_(values) {
   SHALE_ASSERT(restart_interval_ >= 1);
   restarts_.push_back(0);
 }
@@ -34,7 +35,14 @@ void BlockBuilder::Add(const Slice& key, const Slice& value) {
   const size_t unshared = key.size() - shared;
   PutVarint32(&buffer_, static_cast<uint32_t>(shared));
   PutVarint32(&buffer_, static_cast<uint32_t>(unshared));
-  PutVarint32(&buffer_, static_cast<uint32_t>(value.size()));
+  if (values_ == BlockValueFormat::kSized) {
+    PutVarint32(&buffer_, static_cast<uint32_t>(value.size()));
+  } else if constexpr (kInvariantChecks) {
+    // The reader finds the value's end from its two varints.
+    Slice v = value;
+    uint64_t offset, size;
+    SHALE_ASSERT(GetVarint64(&v, &offset) && GetVarint64(&v, &size) && v.empty());
+  }
   buffer_.append(key.data() + shared, unshared);
   buffer_.append(value.data(), value.size());
   last_key_.resize(shared);

@@ -44,7 +44,8 @@ Status Footer::DecodeFrom(const Slice& input) {
   }
   format_version = DecodeFixed32(p + kHandlesLength);
   if (format_version != kTableFormatVersion &&
-      format_version != kTableFormatVersionWithRangeDeletions) {
+      format_version != kTableFormatVersionWithRangeDeletions &&
+      format_version != kTableFormatVersionCompactIndex) {
     return Status::NotSupported(fmt::format("table format version {}", format_version));
   }
   Slice handles(p, kHandlesLength);

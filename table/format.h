@@ -9,12 +9,20 @@
 //              format_version:fixed32 checksum:fixed32 magic:fixed64     (56 bytes)
 //              checksum = masked crc32c of the footer's first 44 bytes
 //   format_version := 1, or 2 when the table has a range-deletion block (older readers refuse
-//                     2 rather than miss its tombstones)
+//                     2 rather than miss its tombstones); or 3, the compact index below (a
+//                     range-deletion block exactly when the table has tombstones)
 //
 // Metaindex entries (a block of name → handle, sorted bytewise): "shale.filter" (absent when
-// the table has no filter), "shale.properties" and "shale.range_del" (only in format 2). Data
-// and index blocks hold internal keys; index entries map a separator ≥ every key of a data block
-// and < every key of the next one to that block's handle.
+// the table has no filter), "shale.properties" and "shale.range_del" (only in formats 2 and 3).
+// Data blocks hold internal keys. Index entries map a separator ≥ every key of a data block
+// and < every key of the next one to that block's handle:
+//   formats 1, 2: index_entry := internal-key separator → handle, with its value length
+//                 (BlockValueFormat::kSized, table/block_builder.h)
+//   format 3:     index_entry := separator → handle, without a value length
+//                 (BlockValueFormat::kHandle); the separators are user keys when the property
+//                 shale.index.key.is.user.key is 1 (the builder writes them so when no user key
+//                 has entries in two data blocks, so a user key tells its block), else internal
+//                 keys
 //
 //   range_del_block := a block (restart interval 1, never compressed) of
 //                      internal_key(start, seq, kTypeRangeDeletion) → end
@@ -59,6 +67,7 @@ constexpr size_t kBlockTrailerSize = 5;
 constexpr uint64_t kTableMagicNumber = 0x656c616873b10c5dull;  // "]\x0c\xb1shale" little-endian
 constexpr uint32_t kTableFormatVersion = 1;
 constexpr uint32_t kTableFormatVersionWithRangeDeletions = 2;
+constexpr uint32_t kTableFormatVersionCompactIndex = 3;
 
 struct Footer {
   static constexpr size_t kEncodedLength = 56;

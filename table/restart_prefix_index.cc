@@ -9,7 +9,8 @@
 
 namespace shale {
 
-void RestartPrefixIndex::Start(const Slice& first, const Slice& last, uint32_t n) {
+void RestartPrefixIndex::Start(const Slice& first, const Slice& last, uint32_t n,
+                               bool internal_keys) {
   SHALE_ASSERT(n >= 1 && n_ == 0 && heap_ == nullptr);
   // Sorted keys: what the first and the last share, every key between them shares.
   size_t common = 0;
@@ -18,6 +19,7 @@ void RestartPrefixIndex::Start(const Slice& first, const Slice& last, uint32_t n
   common_.assign(first.data(), common);
   n_ = n;
   added_ = 0;
+  internal_keys_ = internal_keys;
   if (n > kInlineRestarts) heap_ = std::make_unique_for_overwrite<uint64_t[]>(n);
 }
 
@@ -50,12 +52,12 @@ uint64_t RestartPrefixIndex::NumberAt(const Slice& key, size_t offset) {
 void RestartPrefixIndex::Bounds(const Slice& target, uint32_t* lo, uint32_t* hi) const {
   SHALE_ASSERT(built());
   const uint32_t n = n_;
-  if (target.size() < 8) {  // shorter than an internal key's tag
+  if (internal_keys_ && target.size() < 8) {  // shorter than an internal key's tag
     *lo = 0;
     *hi = n;
     return;
   }
-  const Slice user = ExtractUserKey(target);
+  const Slice user = internal_keys_ ? ExtractUserKey(target) : target;
   if (!user.starts_with(Slice(common_))) {
     // Below the common prefix (or a proper prefix of it): below every key; else above all.
     *lo = *hi = user.compare(Slice(common_)) < 0 ? 0 : n;

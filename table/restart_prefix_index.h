@@ -45,8 +45,9 @@ class RestartPrefixIndex {
   RestartPrefixIndex& operator=(const RestartPrefixIndex&) = delete;
 
   // Starts the index of a block with n >= 1 restart points whose first and last restart
-  // entries have the user keys first and last (ascending bytewise). REQUIRES: empty.
-  void Start(const Slice& first, const Slice& last, uint32_t n);
+  // entries have the user keys first and last (ascending bytewise): a block of internal keys,
+  // or (internal_keys false) of user keys, the kind Bounds' targets then are. REQUIRES: empty.
+  void Start(const Slice& first, const Slice& last, uint32_t n, bool internal_keys = true);
   // Adds the next restart entry: its user key (not below the previous one's, not above last)
   // and its offset in the block. Called n times after Start.
   void Add(const Slice& user_key, uint32_t offset);
@@ -55,9 +56,9 @@ class RestartPrefixIndex {
   // Whether Start and all its Adds are done; Bounds and Offset need it.
   bool built() const { return n_ != 0 && added_ == n_; }
 
-  // For an internal key target: restart keys [0, *lo) are below it and [*hi, n) above it;
-  // those in [*lo, *hi) need a full comparison. A target too short to be an internal key gives
-  // the whole range.
+  // For a target of the block's kind of key: restart keys [0, *lo) are below it and [*hi, n)
+  // above it; those in [*lo, *hi) need a full comparison. An internal-key target too short to
+  // be one gives the whole range.
   void Bounds(const Slice& target, uint32_t* lo, uint32_t* hi) const;
 
   uint32_t size() const { return n_; }
@@ -87,6 +88,7 @@ class RestartPrefixIndex {
   // cache lines of its holder.
   uint32_t n_ = 0;
   uint32_t added_ = 0;
+  bool internal_keys_ = true;         // whether Bounds' targets carry an 8-byte tag to strip
   std::unique_ptr<uint64_t[]> heap_;  // the numbers when n_ > kInlineRestarts
   std::string common_;                // the prefix every user key in the block starts with
   uint64_t inline_numbers_[kInlineRestarts];

@@ -10,9 +10,15 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
     : options_(options),
       file_(file),
       data_block_(options.block_restart_interval),
-      index_block_(1),
+      index_block_(1, options.format_version == kTableFormatVersionCompactIndex
+                          ? BlockValueFormat::kHandle
+                          : BlockValueFormat::kSized),
+      user_key_index_block_(1, BlockValueFormat::kHandle),
+      index_user_keys_(options.format_version == kTableFormatVersionCompactIndex),
       range_del_block_(1) {
   SHALE_ASSERT(options_.comparator != nullptr);
+  SHALE_ASSERT(options_.format_version == kTableFormatVersion ||
+               options_.format_version == kTableFormatVersionCompactIndex);
   // Without whole keys and without an extractor a filter would hold nothing.
   if (options_.bloom_bits_per_key > 0 &&
       (options_.whole_key_filtering || options_.prefix_extractor != nullptr)) {
@@ -30,7 +36,7 @@ TableBuilder::TableBuilder(const TableBuilderOptions& options, WritableFile* fil
   props_.compression = options_.compression == CompressionType::kZSTD ? "ZSTD" : "NoCompression";
   props_.comparator = options_.comparator->user_comparator()->Name();
   props_.merge_operator = options_.merge_operator_name;
-  props_.format_version = kTableFormatVersion;
+  props_.format_version = options_.format_version;
   props_.smallest_seqno = UINT64_MAX;
 }
 
@@ -60,12 +66,17 @@ Status TableBuilder::Add(const Slice& key, const Slice& value) {
   }
 
   if (pending_index_entry_) {
-    // The separator lies in [last key of the previous block, this key).
+    // A user key with entries on both sides of the boundary: only an internal key tells
+    // which of its versions each block holds.
+    if (index_user_keys_ && options_.comparator->user_comparator()->Compare(
+                                ExtractUserKey(last_key_), parsed.user_key) == 0) {
+      index_user_keys_ = false;
+      user_key_index_block_.Reset();
+    }
+    // The separator lies in [last key of the previous block, this key); when the user keys
+    // differ, so does its user key between theirs.
     options_.comparator->FindShortestSeparator(&last_key_, key);
-    handle_encoding_.clear();
-    pending_handle_.EncodeTo(&handle_encoding_);
-    index_block_.Add(last_key_, handle_encoding_);
-    pending_index_entry_ = false;
+    AddIndexEntry(last_key_);
   }
   if (filter_ != nullptr) AddToFilter(parsed.user_key);
 
@@ -107,6 +118,14 @@ Status TableBuilder::AddRangeTombstone(const Slice& start, const Slice& end, Seq
   return status_;
 }
 
+void TableBuilder::AddIndexEntry(const std::string& separator) {
+  handle_encoding_.clear();
+  pending_handle_.EncodeTo(&handle_encoding_);
+  index_block_.Add(separator, handle_encoding_);
+  if (index_user_keys_) user_key_index_block_.Add(ExtractUserKey(separator), handle_encoding_);
+  pending_index_entry_ = false;
+}
+
 void TableBuilder::FlushDataBlock() {
   if (data_block_.empty() || !status_.ok()) return;
   const uint64_t start = offset_;
@@ -145,17 +164,17 @@ Status TableBuilder::Finish() {
   closed_ = true;
   if (props_.num_entries == 0 && props_.num_range_deletions == 0) props_.smallest_seqno = 0;
   const bool has_range_dels = props_.num_range_deletions > 0;
-  if (has_range_dels) props_.format_version = kTableFormatVersionWithRangeDeletions;
+  if (has_range_dels && props_.format_version == kTableFormatVersion) {
+    props_.format_version = kTableFormatVersionWithRangeDeletions;
+  }
   props_.largest_key = last_key_;
 
   if (pending_index_entry_) {
     // The last block's separator only has to be ≥ its last key: shorten it upwards.
     options_.comparator->FindShortSuccessor(&last_key_);
-    handle_encoding_.clear();
-    pending_handle_.EncodeTo(&handle_encoding_);
-    index_block_.Add(last_key_, handle_encoding_);
-    pending_index_entry_ = false;
+    AddIndexEntry(last_key_);
   }
+  props_.index_key_is_user_key = index_user_keys_ ? 1 : 0;
 
   BlockHandle filter_handle, properties_handle, metaindex_handle, index_handle, range_del_handle;
   if (filter_ != nullptr) {
@@ -165,7 +184,8 @@ Status TableBuilder::Finish() {
   }
   if (has_range_dels) WriteBlock(range_del_block_.Finish(), /*compress=*/false, &range_del_handle);
   // The index is written after the properties, so its size is known from the index builder.
-  const Slice index_contents = index_block_.Finish();
+  const Slice index_contents =
+      index_user_keys_ ? user_key_index_block_.Finish() : index_block_.Finish();
   props_.index_size = index_contents.size() + kBlockTrailerSize;
   WriteBlock(props_.Encode(), /*compress=*/false, &properties_handle);
 

@@ -39,6 +39,9 @@ struct TableBuilderOptions {
   // properties. The extractor must outlive the builder.
   const SliceTransform* prefix_extractor = nullptr;
   bool whole_key_filtering = true;
+  // kTableFormatVersionCompactIndex (3), or kTableFormatVersion (1: readable by shale
+  // releases before format 3; a table with range deletions is then format 2).
+  uint32_t format_version = kTableFormatVersionCompactIndex;
 };
 
 class TableBuilder {
@@ -69,6 +72,8 @@ class TableBuilder {
 
  private:
   void FlushDataBlock();
+  // Adds the pending index entry, for the block ending at last_key_: separator is its key.
+  void AddIndexEntry(const std::string& separator);
   // Adds user_key (its versions arrive in a row) and its prefix to the filter.
   void AddToFilter(const Slice& user_key);
   // Writes contents (maybe compressed) and its trailer; *handle says where.
@@ -82,12 +87,15 @@ class TableBuilder {
   bool closed_ = false;
 
   BlockBuilder data_block_;
+  // The index with internal-key separators, and in format 3, while no user key has entries in
+  // two data blocks, the same index with user-key separators, which Finish then writes.
   BlockBuilder index_block_;
+  BlockBuilder user_key_index_block_;
+  bool index_user_keys_;
   BlockBuilder range_del_block_;
   std::string last_range_del_key_;  // internal key of the last tombstone added
   std::unique_ptr<FilterBlockBuilder> filter_;
   std::string last_key_;
-  std::string last_user_key_;
   // The last user key and prefix given to the filter: each goes in once.
   std::string last_filter_key_;
   std::string last_filter_prefix_;

@@ -38,7 +38,7 @@ void TableIterator::PrepareSeek(const Slice& target, bool for_prev, StagedReads*
   staged_.Drop();
   staged_.target.assign(target.data(), target.size());
   if (options_.readahead_size > 0) return;  // every block comes through the window
-  index_->Seek(target);
+  index_->Seek(table_->IndexTarget(target));
   if (for_prev && !index_->Valid() && index_->status().ok()) index_->SeekToLast();
   staged_.positioned = true;
   staged_.for_prev = for_prev;
@@ -94,7 +94,7 @@ void TableIterator::SeekToLast() {
 }
 
 void TableIterator::Seek(const Slice& target) {
-  if (!TakeStagedSeek(target, false)) index_->Seek(target);
+  if (!TakeStagedSeek(target, false)) index_->Seek(table_->IndexTarget(target));
   LoadBlock();
   if (data_valid_) data_.Seek(target);
   SkipEmptyForward();
@@ -116,7 +116,7 @@ bool TableIterator::SeekInPrefix(const Slice& target, const PrefixSeek& prefix) 
 
 void TableIterator::SeekForPrev(const Slice& target) {
   if (!TakeStagedSeek(target, true)) {
-    index_->Seek(target);
+    index_->Seek(table_->IndexTarget(target));
     if (!index_->Valid() && index_->status().ok()) index_->SeekToLast();
   }
   LoadBlock();
@@ -210,15 +210,15 @@ void TableIterator::ClearBlock() {
 
 // The index entry of a block is a key >= every key in it and < every key of the next block.
 bool TableIterator::IndexKeyAtOrAbove(const Slice* bound) const {
-  const Slice k = index_->key();
-  return bound != nullptr && k.size() >= 8 &&
-         cmp_->user_comparator()->Compare(ExtractUserKey(k), *bound) >= 0;
+  Slice k;
+  return bound != nullptr && table_->IndexUserKey(index_->key(), &k) &&
+         cmp_->user_comparator()->Compare(k, *bound) >= 0;
 }
 
 bool TableIterator::IndexKeyBelow(const Slice* bound) const {
-  const Slice k = index_->key();
-  return bound != nullptr && k.size() >= 8 &&
-         cmp_->user_comparator()->Compare(ExtractUserKey(k), *bound) < 0;
+  Slice k;
+  return bound != nullptr && table_->IndexUserKey(index_->key(), &k) &&
+         cmp_->user_comparator()->Compare(k, *bound) < 0;
 }
 
 void TableIterator::SkipEmptyForward() {

@@ -36,8 +36,8 @@ void TableReader::ServeKeys(const ReadOptions& options, const BlockRef& ref,
     if (s.ok() && !done) {
       // The key's versions run past this block: continue with the blocks after it.
       BlockIter index;
-      index_block_->InitIterator(options_.comparator, &index);
-      index.Seek(ikey);
+      InitIndexIterator(&index);
+      index.Seek(IndexTarget(ikey));
       if (index.Valid()) index.Next();
       s = GetFromIndex(options, &index, ikey, &k->ctx, &matched);
     }
@@ -112,16 +112,16 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   // The index: one seek per group of keys that share a data block, each scanning from the
   // restart point found for its first key by the batch's searches run side by side.
   BlockIter index;
-  index_block_->InitIterator(options_.comparator, &index);
+  InitIndexIterator(&index);
   thread_local std::vector<Slice> targets;
   thread_local std::vector<uint32_t> restarts;
   targets.clear();
-  for (const MultiGetKey* k : candidates) targets.push_back(k->lkey.internal_key());
+  for (const MultiGetKey* k : candidates) targets.push_back(IndexTarget(k->lkey.internal_key()));
   restarts.resize(targets.size());
   // On corruption the index is invalid with its status, which the loop below reports.
   (void)index.FindRestarts(targets.data(), targets.size(), restarts.data());
   std::vector<MissedBlock> missed;
-  const InternalKeyComparator* cmp = options_.comparator;
+  const Comparator* cmp = index_comparator_;
   // Groups are taken a window at a time, in stages, so that the cache misses of the window's
   // groups overlap instead of following one another: the cache slots of their blocks are
   // requested, then looked up; the blocks found have their first lines requested, then the
@@ -171,9 +171,9 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
   };
   size_t i = 0;
   while (i < candidates.size()) {
-    const Slice ikey = candidates[i]->lkey.internal_key();
-    if (!index.Valid() || cmp->Compare(ikey, index.key()) > 0)
-      index.SeekFromRestart(restarts[i], ikey);
+    const Slice target = targets[i];
+    if (!index.Valid() || cmp->Compare(target, index.key()) > 0)
+      index.SeekFromRestart(restarts[i], target);
     if (!index.Valid()) {
       if (!index.status().ok()) {
         const Status s = IndexBlockCorruption(options_.file_name, index.status());
@@ -188,8 +188,7 @@ void TableReader::MultiGet(const ReadOptions& options, MultiGetKey* const* keys,
       continue;
     }
     size_t j = i + 1;
-    while (j < candidates.size() &&
-           cmp->Compare(candidates[j]->lkey.internal_key(), index.key()) <= 0) {
+    while (j < candidates.size() && cmp->Compare(targets[j], index.key()) <= 0) {
       j++;
     }
     Group& g = window[pending];

@@ -23,6 +23,7 @@ void ForEachField(Props& p, IntFn&& on_int, StrFn&& on_str) {
   on_int("shale.filter.size", p.filter_size);
   on_int("shale.filter.whole.keys", p.whole_key_filtering);
   on_int("shale.format.version", p.format_version);
+  on_int("shale.index.key.is.user.key", p.index_key_is_user_key);
   on_int("shale.index.size", p.index_size);
   on_str("shale.key.largest", p.largest_key);
   on_str("shale.key.smallest", p.smallest_key);

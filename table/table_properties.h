@@ -43,6 +43,8 @@ struct TableProperties {
   std::string smallest_key;    // internal keys
   std::string largest_key;
   uint64_t format_version = 0;
+  // Format 3: 1 when the index block's separators are user keys (table/format.h).
+  uint64_t index_key_is_user_key = 0;
 
   // The properties block contents.
   std::string Encode() const;

@@ -137,7 +137,7 @@ Status TableReader::ReadMetaBlocks() {
   if (!s.ok()) return s;
   s = ReadRangeDeletions(footer.format_version);
   if (!s.ok()) return s;
-  s = ReadIndex(footer.index_handle);
+  s = ReadIndex(footer.index_handle, footer.format_version);
   if (!s.ok()) return s;
   s = ReadFilter();
   if (!s.ok()) return s;
@@ -228,25 +228,40 @@ Status TableReader::CheckWrittenCompatibly() const {
   return Status::OK();
 }
 
-Status TableReader::ReadIndex(const BlockHandle& index_handle) {
+Status TableReader::ReadIndex(const BlockHandle& index_handle, uint32_t format_version) {
+  const std::string& name = options_.file_name;
+  const bool compact = format_version == kTableFormatVersionCompactIndex;
+  if (properties_.format_version != format_version) {
+    return Status::Corruption(fmt::format("{}: footer says format version {}, properties {}", name,
+                                          format_version, properties_.format_version));
+  }
+  if (properties_.index_key_is_user_key > (compact ? 1u : 0u)) {
+    return Status::Corruption(fmt::format("{}: index key kind {} in format version {}", name,
+                                          properties_.index_key_is_user_key, format_version));
+  }
+  index_user_keys_ = properties_.index_key_is_user_key == 1;
+  index_comparator_ = index_user_keys_ ? options_.comparator->user_comparator()
+                                       : static_cast<const Comparator*>(options_.comparator);
   BlockContents index_contents;
-  Status s =
-      ReadBlock(file_.get(), file_size_, options_.file_name, index_handle, true, &index_contents);
+  Status s = ReadBlock(file_.get(), file_size_, name, index_handle, true, &index_contents);
   if (!s.ok()) return s;
   CountBlockRead(index_handle);
   PerfCount(&PerfContext::index_block_read_count);
-  index_block_ = std::make_unique<Block>(std::move(index_contents));
-  // Index keys are internal keys; numbers taken from their bytes order them only under a
-  // bytewise user comparator.
+  index_block_ = std::make_unique<Block>(
+      std::move(index_contents), compact ? BlockValueFormat::kHandle : BlockValueFormat::kSized);
+  // Numbers taken from the separators' bytes order them only under a bytewise user comparator.
   if (bytewise_) {
-    index_block_->BuildRestartPrefixIndex();
+    index_block_->BuildRestartPrefixIndex(index_user_keys_);
   }
   return Status::OK();
 }
 
 Status TableReader::ReadRangeDeletions(uint32_t format_version) {
   const std::string& name = options_.file_name;
-  const bool expected = format_version == kTableFormatVersionWithRangeDeletions;
+  // Format 1 has no range-deletion block and 2 one; in 3 the properties tell.
+  const bool expected = format_version == kTableFormatVersionCompactIndex
+                            ? properties_.num_range_deletions > 0
+                            : format_version == kTableFormatVersionWithRangeDeletions;
   if (expected != (range_del_handle_.size() > 0)) {
     return Status::Corruption(fmt::format("{}: format version {} {} a range-deletion block", name,
                                           format_version, expected ? "without" : "with"));
@@ -548,8 +563,8 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key, u
     return Status::OK();
   }
   BlockIter index;
-  index_block_->InitIterator(options_.comparator, &index);
-  index.Seek(internal_key);
+  InitIndexIterator(&index);
+  index.Seek(IndexTarget(internal_key));
   bool matched = false;
   Status s = GetFromIndex(options, &index, internal_key, ctx, &matched);
   if (matched && filter_ != nullptr)
@@ -561,12 +576,12 @@ Status TableReader::Get(const ReadOptions& options, const Slice& internal_key, u
 // ---- TableReader: iterators and verification ----
 
 std::unique_ptr<InternalIterator> TableReader::NewIndexIterator() const {
-  return index_block_->NewIterator(options_.comparator);
+  return index_block_->NewIterator(index_comparator_);
 }
 
 uint64_t TableReader::ApproximateOffsetOf(const Slice& internal_key) const {
   auto index = NewIndexIterator();
-  index->Seek(internal_key);
+  index->Seek(IndexTarget(internal_key));
   if (index->Valid()) {
     Slice v = index->value();
     BlockHandle handle;
@@ -595,7 +610,9 @@ Status TableReader::ApproximateKeyAnchors(size_t max_anchors,
     }
     bytes += handle.size();
     if ((i + 1) % per_anchor == 0 || i + 1 == blocks) {
-      anchors->push_back(KeyAnchor{ExtractUserKey(index->key()).ToString(), bytes});
+      Slice user_key;
+      if (!IndexUserKey(index->key(), &user_key)) return BadIndexEntry(options_.file_name);
+      anchors->push_back(KeyAnchor{user_key.ToString(), bytes});
       bytes = 0;
     }
   }
@@ -612,11 +629,16 @@ Status TableReader::VerifyChecksum() const {
   ro.fill_cache = false;
   auto index = NewIndexIterator();
   std::string prev;
+  // The separator before the block's: the block's first key is above it (and the keys after
+  // it above that one).
+  std::string prev_separator;
+  bool have_prev_separator = false;
   bool first = true;
   for (index->SeekToFirst(); index->Valid(); index->Next()) {
     Slice v = index->value();
     BlockHandle handle;
     if (!handle.DecodeFrom(&v).ok()) return BadIndexEntry(options_.file_name);
+    const Slice separator = index->key();
     BlockContents contents;
     // Bypass the cache: the point is to read the bytes on disk.
     Status s = ReadBlock(file_.get(), file_size_, options_.file_name, handle, true, &contents);
@@ -624,6 +646,7 @@ Status TableReader::VerifyChecksum() const {
     Block block(std::move(contents));
     BlockIter it;
     block.InitIterator(options_.comparator, &it);
+    bool block_start = true;
     for (it.SeekToFirst(); it.Valid(); it.Next()) {
       ParsedInternalKey parsed;
       if (!ParseInternalKey(it.key(), &parsed)) {
@@ -633,13 +656,23 @@ Status TableReader::VerifyChecksum() const {
         return Status::Corruption(fmt::format("{}: keys out of order in block at offset {}",
                                               options_.file_name, handle.offset()));
       }
-      if (options_.comparator->Compare(it.key(), index->key()) > 0) {
+      const Slice target = IndexTarget(it.key());
+      if (index_comparator_->Compare(target, separator) > 0) {
         return Status::Corruption(fmt::format("{}: key beyond its index separator at offset {}",
                                               options_.file_name, handle.offset()));
       }
+      if (block_start && have_prev_separator &&
+          index_comparator_->Compare(target, prev_separator) <= 0) {
+        return Status::Corruption(
+            fmt::format("{}: key not above the previous index separator at offset {}",
+                        options_.file_name, handle.offset()));
+      }
       prev.assign(it.key().data(), it.key().size());
       first = false;
+      block_start = false;
     }
+    prev_separator.assign(separator.data(), separator.size());
+    have_prev_separator = true;
     if (!it.status().ok()) {
       return DataBlockCorruption(options_.file_name, handle.offset(), it.status());
     }

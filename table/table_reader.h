@@ -133,8 +133,25 @@ class TableReader {
   const TableProperties& properties() const { return properties_; }
   uint64_t file_size() const { return file_size_; }
   const std::string& file_name() const { return options_.file_name; }
-  // Iterates the index: keys are separators, values encoded BlockHandles.
+  // Iterates the index: keys are separators (user keys when index_keys_are_user_keys(), else
+  // internal keys), values encoded BlockHandles. Its seeks take IndexTarget(internal key).
   std::unique_ptr<InternalIterator> NewIndexIterator() const;
+  bool index_keys_are_user_keys() const { return index_user_keys_; }
+  // What the index's seeks compare with its separators for internal_key.
+  Slice IndexTarget(const Slice& internal_key) const {
+    return index_user_keys_ ? ExtractUserKey(internal_key) : internal_key;
+  }
+  // The user key of an index separator; false for an internal-key separator too short to be
+  // one (a damaged index).
+  bool IndexUserKey(const Slice& separator, Slice* user_key) const {
+    if (index_user_keys_) {
+      *user_key = separator;
+      return true;
+    }
+    if (separator.size() < 8) return false;
+    *user_key = ExtractUserKey(separator);
+    return true;
+  }
   // The handle of the filter block (size 0 when there is none).
   const BlockHandle& filter_handle() const { return filter_handle_; }
   // The table's range tombstones; null when it has none.
@@ -215,7 +232,12 @@ class TableReader {
   // InvalidArgument when the table's keys were ordered by another comparator, or its merge
   // operands written with another merge operator than this reader's.
   [[nodiscard]] Status CheckWrittenCompatibly() const;
-  [[nodiscard]] Status ReadIndex(const BlockHandle& index_handle);
+  // Reads the index block, in the encoding the format version and properties say.
+  [[nodiscard]] Status ReadIndex(const BlockHandle& index_handle, uint32_t format_version);
+  // Positions nothing: iter over the index block, comparing separators as they are stored.
+  void InitIndexIterator(BlockIter* iter) const {
+    index_block_->InitIterator(index_comparator_, iter);
+  }
   // Reads range_del_handle_'s block into range_tombstones_. Corruption when the block's
   // presence disagrees with the format version, or when DecodeRangeDeletions refuses it.
   [[nodiscard]] Status ReadRangeDeletions(uint32_t format_version);
@@ -274,6 +296,10 @@ class TableReader {
   uint64_t cache_id_ = 0;
   TableProperties properties_;
   std::unique_ptr<Block> index_block_;
+  // Whether the index's separators are user keys (format 3's shale.index.key.is.user.key), and
+  // the comparator ordering them.
+  bool index_user_keys_ = false;
+  const Comparator* index_comparator_ = nullptr;
   BlockContents filter_contents_;
   BlockHandle filter_handle_;
   BlockHandle range_del_handle_;

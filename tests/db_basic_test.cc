@@ -151,6 +151,8 @@ TEST_F(DBBasicTest, InvalidOptionsAreRejected) {
   expect_invalid("block_size", [](Options& o) { o.block_size = 0; });
   expect_invalid("block_size", [](Options& o) { o.block_size = (size_t{1} << 30) + 1; });
   expect_invalid("block_restart_interval", [](Options& o) { o.block_restart_interval = 0; });
+  expect_invalid("format_version", [](Options& o) { o.format_version = 2; });
+  expect_invalid("format_version", [](Options& o) { o.format_version = 4; });
   expect_invalid("bloom_bits_per_key", [](Options& o) { o.bloom_bits_per_key = -1; });
   expect_invalid("bloom_bits_per_key", [](Options& o) { o.bloom_bits_per_key = 101; });
   Open();  // the defaults are valid

@@ -230,7 +230,7 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
   // Closes, and opens with a descriptor for every family of models.
   // A prefix extractor and filter contents for the next open, at random: none, fixed or
   // capped prefixes of the model's keys ("key1", "key12", "sd3" ...), whole keys in the table
-  // filters or not. Families keep their data across a change.
+  // filters or not; and the format of new tables. Families keep their data across a change.
   void PickPrefixOptions(Random* rnd) {
     switch (rnd->Uniform(4)) {
       case 0:
@@ -247,6 +247,7 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
         break;
     }
     options_.whole_key_filtering = !rnd->OneIn(4);
+    options_.format_version = format_rnd_->OneIn(3) ? 1 : 3;
   }
   void ReopenFamilies(const Models& models) {
     handles_.clear();
@@ -272,6 +273,7 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
                      ColumnFamilyHandle* cf);
 
   Random* prefix_rnd_ = nullptr;  // the current run's draws of prefix options
+  Random* format_rnd_ = nullptr;  // and of the table format
   Random* io_rnd_ = nullptr;      // and of iterators' async_io
   // The non-default families' handles, by name.
   std::map<std::string, std::unique_ptr<ColumnFamilyHandle>> handles_;
@@ -427,6 +429,10 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // those of runs before prefixes were tested.
   Random prefix_rnd(seed ^ 0x5bd1e995);
   prefix_rnd_ = &prefix_rnd;
+  // Each open writes new tables in format 3 or (one in three) 1: a DB holds tables of both,
+  // and reads each (a stream of its own, as above).
+  Random format_rnd(seed ^ 0x3c6ef372);
+  format_rnd_ = &format_rnd;
   // So do range deletions, and whether iterators read the blocks of a seek together.
   Random range_rnd(seed ^ 0x2545f491);
   Random io_rnd(seed ^ 0x68e31da4);

@@ -356,6 +356,66 @@ TEST(BlockTest, MalformedBlocksAreCorruptionNeverOutOfBounds) {
   ForEachDamagedCopy(good, 5, 2000, 3, [&](const std::string& bad) { check(bad, false); });
 }
 
+// Blocks whose values are BlockHandles without a length (format 3 index blocks), of user keys
+// with the prefix index a reader builds for them or without: every seek and step lands as a
+// plain block's does, values come back whole; a handle cut short or running past the entries is
+// Corruption, and no damage reads out of bounds.
+TEST(BlockTest, HandleValuedBlocksReadAsSizedOnesAndRefuseBadHandles) {
+  Random rnd(99);
+  std::set<std::string> users;
+  while (users.size() < 300) users.insert("user" + std::to_string(rnd.Uniform(1000000)));
+  Entries entries;
+  uint64_t offset = 0;
+  for (const std::string& u : users) {
+    std::string handle;
+    const uint64_t size = 1 + rnd.Uniform(1 << (1 + rnd.Uniform(20)));
+    BlockHandle(offset, size).EncodeTo(&handle);
+    offset += size + kBlockTrailerSize;
+    entries.emplace_back(u, handle);
+  }
+  BlockBuilder sized(1), handles(1, BlockValueFormat::kHandle);
+  for (const auto& [k, v] : entries) {
+    sized.Add(k, v);
+    handles.Add(k, v);
+  }
+  const std::string good = handles.Finish().ToString();
+  // Two bytes of header per entry (shared, unshared) instead of three.
+  EXPECT_EQ(sized.Finish().size() - good.size(), entries.size());
+  for (bool indexed : {false, true}) {
+    Block block(BlockContents::CopyOf(good), BlockValueFormat::kHandle);
+    if (indexed) block.BuildRestartPrefixIndex(/*user_keys=*/true);
+    EXPECT_EQ(block.has_prefix_index(), indexed);
+    auto it = block.NewIterator(BytewiseComparator());
+    std::vector<std::string> targets;
+    for (const auto& [k, v] : entries) {
+      targets.push_back(k);
+      targets.push_back(k + '\0');
+      targets.push_back(k.substr(0, k.size() - 1));
+    }
+    test::CheckIteratorContract(it.get(), entries, BytewiseComparator(), indexed ? 1 : 2, &targets);
+  }
+  const auto check = [](const std::string& bytes, bool expect_corrupt) {
+    for (bool indexed : {false, true}) {
+      Block block(BlockContents::CopyOf(bytes), BlockValueFormat::kHandle);
+      if (indexed) block.BuildRestartPrefixIndex(/*user_keys=*/true);
+      auto it = block.NewIterator(BytewiseComparator());
+      int n = 0;
+      for (it->SeekToFirst(); it->Valid() && n < 1000; it->Next()) n++;
+      for (it->SeekToLast(); it->Valid() && n < 2000; it->Prev()) n++;
+      it->Seek("user5");
+      if (expect_corrupt) {
+        EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
+      }
+    }
+  };
+  // The last entry's handle runs into the restart array: its size varint never ends.
+  std::string bad = good;
+  const size_t restarts_at = bad.size() - (entries.size() + 1) * sizeof(uint32_t);
+  bad[restarts_at - 1] = static_cast<char>(0x80);
+  check(bad, true);
+  ForEachDamagedCopy(good, 5, 2000, 3, [&](const std::string& damaged) { check(damaged, false); });
+}
+
 // A damaged index block behind a valid checksum: building its prefix index never reads out of
 // bounds, and seeks through it report Corruption or land somewhere, never crash; restart keys
 // out of order give no prefix index (the seeks then search the keys, as before).
@@ -579,6 +639,7 @@ class TableTest : public ::testing::Test {
     o.bloom_bits_per_key = shape.bloom_bits;
     o.prefix_extractor = prefix_extractor_.get();
     o.whole_key_filtering = whole_key_filtering_;
+    o.format_version = format_version_;
     TableBuilder builder(o, file.get());
     for (const auto& [k, v] : entries) ASSERT_TRUE(builder.Add(k, v).ok());
     FragmentedRangeTombstoneList list(BytewiseComparator(), tombstones_);
@@ -594,13 +655,41 @@ class TableTest : public ::testing::Test {
     ASSERT_TRUE(file->Sync().ok());
     ASSERT_TRUE(file->Close().ok());
   }
-  // The body of EveryBitFlipIsDetected, under the filter options below.
-  void CheckEveryBitFlipIsDetected();
+  // The body of EveryBitFlipIsDetected, under the filter options and format below; the
+  // fixture's keys have one version each, or several whose runs span data blocks.
+  void CheckEveryBitFlipIsDetected(bool versions_span_blocks = false);
   // Filter contents of the tables Build writes, and the extractor Open's readers have.
   std::shared_ptr<const SliceTransform> prefix_extractor_;
   bool whole_key_filtering_ = true;
   // Range tombstones Build adds (fragmented) besides the entries.
   std::vector<RangeTombstone> tombstones_;
+  // The format Build writes.
+  uint32_t format_version_ = kTableFormatVersionCompactIndex;
+  // Whether some user key of reader's table has entries in two data blocks (read block by
+  // block, independently of the index's key kind).
+  bool UserKeySpansBlocks(const TableReader& reader) {
+    auto index = reader.NewIndexIterator();
+    std::string previous_last;
+    bool have_previous = false;
+    for (index->SeekToFirst(); index->Valid(); index->Next()) {
+      Slice v = index->value();
+      BlockHandle h;
+      EXPECT_TRUE(h.DecodeFrom(&v).ok());
+      BlockRef ref;
+      EXPECT_TRUE(reader.GetDataBlock(ReadOptions(), h, &ref).ok());
+      if (ref.get() == nullptr) return false;
+      BlockIter it;
+      ref.get()->InitIterator(&icmp_, &it);
+      it.SeekToFirst();
+      if (!it.Valid()) continue;
+      if (have_previous && ExtractUserKey(it.key()) == Slice(previous_last)) return true;
+      it.SeekToLast();
+      previous_last = ExtractUserKey(it.key()).ToString();
+      have_previous = true;
+    }
+    EXPECT_TRUE(index->status().ok());
+    return false;
+  }
   // Whether reader's tombstones answer every covering query as tombstones_ do.
   void ExpectTombstonesOf(const TableReader& reader) {
     const auto& list = reader.range_tombstones();
@@ -725,44 +814,52 @@ const TableShape kShapes[] = {
     {"no_filter", 300, 50, false, 4096, 16, CompressionType::kNoCompression, 0},
 };
 
+// Every shape in both formats a builder writes.
 TEST_F(TableTest, RoundTripsAcrossShapes) {
   for (const TableShape& shape : kShapes) {
-    SCOPED_TRACE(shape.name);
-    Random rnd(std::hash<std::string>()(shape.name));
-    Entries entries = RandomEntries(&rnd, shape.entries, shape.max_value, shape.binary);
-    const std::string path = std::string("/t/") + shape.name + ".sst";
-    TableProperties written;
-    ASSERT_NO_FATAL_FAILURE(Build(path, entries, shape, &written));
+    for (uint32_t format : {kTableFormatVersionCompactIndex, kTableFormatVersion}) {
+      SCOPED_TRACE(std::string(shape.name) + " format " + std::to_string(format));
+      format_version_ = format;
+      Random rnd(std::hash<std::string>()(shape.name));
+      Entries entries = RandomEntries(&rnd, shape.entries, shape.max_value, shape.binary);
+      const std::string path = std::string("/t/") + shape.name + ".sst";
+      TableProperties written;
+      ASSERT_NO_FATAL_FAILURE(Build(path, entries, shape, &written));
 
-    for (bool cached : {false, true}) {
-      std::unique_ptr<TableReader> reader;
-      ASSERT_TRUE(Open(path, &reader, cached ? NewLRUCache(1 << 20) : nullptr).ok());
-      EXPECT_EQ(reader->properties().num_entries, entries.size());
-      EXPECT_EQ(reader->properties().num_data_blocks, written.num_data_blocks);
-      EXPECT_EQ(reader->properties().filter_kind, shape.bloom_bits > 0 ? "cachelocalbloom" : "");
-      auto targets = InternalTargets(entries, &rnd);
-      // Block by block, and through readahead windows smaller and larger than a block.
-      for (size_t readahead : {size_t{0}, size_t{100}, size_t{4096}, size_t{1} << 20}) {
-        ReadOptions ro;
-        ro.readahead_size = readahead;
-        auto it = reader->NewIterator(ro);
-        test::CheckIteratorContract(it.get(), entries, &icmp_, 1, &targets);
-      }
-
-      // Point lookups: every user key at its own and neighbouring sequences, and absent keys.
-      std::set<std::string> users;
-      for (const auto& [k, v] : entries) users.insert(ExtractUserKey(k).ToString());
-      for (const std::string& u : users) {
-        for (SequenceNumber s :
-             {SequenceNumber{0}, SequenceNumber{3}, SequenceNumber{1000}, kMaxSequenceNumber}) {
-          ASSERT_EQ(Get(reader.get(), u, s), Expected(entries, u, s)) << Slice(u).ToString(true);
+      for (bool cached : {false, true}) {
+        std::unique_ptr<TableReader> reader;
+        ASSERT_TRUE(Open(path, &reader, cached ? NewLRUCache(1 << 20) : nullptr).ok());
+        EXPECT_EQ(reader->properties().format_version, format);
+        // Format 3 keys its index by user keys unless a user key spans two blocks.
+        EXPECT_EQ(reader->index_keys_are_user_keys(),
+                  format == kTableFormatVersionCompactIndex && !UserKeySpansBlocks(*reader));
+        EXPECT_EQ(reader->properties().num_entries, entries.size());
+        EXPECT_EQ(reader->properties().num_data_blocks, written.num_data_blocks);
+        EXPECT_EQ(reader->properties().filter_kind, shape.bloom_bits > 0 ? "cachelocalbloom" : "");
+        auto targets = InternalTargets(entries, &rnd);
+        // Block by block, and through readahead windows smaller and larger than a block.
+        for (size_t readahead : {size_t{0}, size_t{100}, size_t{4096}, size_t{1} << 20}) {
+          ReadOptions ro;
+          ro.readahead_size = readahead;
+          auto it = reader->NewIterator(ro);
+          test::CheckIteratorContract(it.get(), entries, &icmp_, 1, &targets);
         }
+
+        // Point lookups: every user key at its own and neighbouring sequences, and absent keys.
+        std::set<std::string> users;
+        for (const auto& [k, v] : entries) users.insert(ExtractUserKey(k).ToString());
+        for (const std::string& u : users) {
+          for (SequenceNumber s :
+               {SequenceNumber{0}, SequenceNumber{3}, SequenceNumber{1000}, kMaxSequenceNumber}) {
+            ASSERT_EQ(Get(reader.get(), u, s), Expected(entries, u, s)) << Slice(u).ToString(true);
+          }
+        }
+        for (int i = 0; i < 200; i++) {
+          const std::string absent = "absent" + std::to_string(i);
+          ASSERT_EQ(Get(reader.get(), absent, kMaxSequenceNumber), "NOT_FOUND");
+        }
+        EXPECT_TRUE(reader->VerifyChecksum().ok());
       }
-      for (int i = 0; i < 200; i++) {
-        const std::string absent = "absent" + std::to_string(i);
-        ASSERT_EQ(Get(reader.get(), absent, kMaxSequenceNumber), "NOT_FOUND");
-      }
-      EXPECT_TRUE(reader->VerifyChecksum().ok());
     }
   }
 }
@@ -1080,7 +1177,8 @@ TEST_F(TableTest, BlockHandlePastEndOfFileIsCorruption) {
   // An index entry: a copy of the index whose first handle points past the end, written after
   // the original index, with a footer naming the copy.
   ASSERT_TRUE(Open("/t/good.sst", &reader).ok());
-  BlockBuilder index(1);
+  ASSERT_EQ(reader->properties().format_version, kTableFormatVersionCompactIndex);
+  BlockBuilder index(1, BlockValueFormat::kHandle);
   size_t num_blocks = 0;
   auto it = reader->NewIndexIterator();
   for (it->SeekToFirst(); it->Valid(); it->Next(), num_blocks++) {
@@ -1116,6 +1214,64 @@ TEST_F(TableTest, BlockHandlePastEndOfFileIsCorruption) {
   Status s = reader->VerifyChecksum();
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.ToString().find("/t/x.sst: block handle"), std::string::npos) << s.ToString();
+}
+
+// An index whose separator sits at or above the next block's first key (behind a valid
+// checksum) sends that key's reads to the wrong block: VerifyChecksum reports it, in both index
+// key kinds.
+TEST_F(TableTest, IndexSeparatorAtTheNextBlocksFirstKeyIsCorruption) {
+  for (bool span : {false, true}) {
+    SCOPED_TRACE(span ? "internal-key separators" : "user-key separators");
+    Entries entries;
+    for (int i = 0; i < 100; i++) {
+      // Spanning: 30 versions of k1040, several blocks' worth.
+      const int key = span && i >= 40 && i < 70 ? 40 : i;
+      entries.emplace_back(IKey("k" + std::to_string(1000 + key), 1000 - i), "v");
+    }
+    ASSERT_NO_FATAL_FAILURE(Build("/t/good.sst", entries,
+                                  {"", 0, 0, false, 128, 4, CompressionType::kNoCompression, 10}));
+    const std::string good = fs_.FileContents("/t/good.sst");
+    std::unique_ptr<TableReader> reader;
+    ASSERT_TRUE(Open("/t/good.sst", &reader).ok());
+    ASSERT_EQ(reader->index_keys_are_user_keys(), !span);
+    ASSERT_TRUE(reader->VerifyChecksum().ok());
+    // The first block's separator becomes the second block's first key (its user key).
+    const std::vector<BlockHandle> blocks = DataBlocks("/t/good.sst");
+    ASSERT_GT(blocks.size(), 2u);
+    BlockRef second;
+    ASSERT_TRUE(reader->GetDataBlock(ReadOptions(), blocks[1], &second).ok());
+    BlockIter first_key;
+    second.get()->InitIterator(&icmp_, &first_key);
+    first_key.SeekToFirst();
+    ASSERT_TRUE(first_key.Valid());
+    const std::string raised =
+        span ? first_key.key().ToString() : ExtractUserKey(first_key.key()).ToString();
+    second.Reset();
+    BlockBuilder index(1, BlockValueFormat::kHandle);
+    auto it = reader->NewIndexIterator();
+    size_t n = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), n++) {
+      index.Add(n == 0 ? Slice(raised) : it->key(), it->value());
+    }
+    it.reset();
+    const size_t footer_at = good.size() - Footer::kEncodedLength;
+    Footer footer;
+    ASSERT_TRUE(footer.DecodeFrom(Slice(good.data() + footer_at, Footer::kEncodedLength)).ok());
+    const std::string index_contents = index.Finish().ToString();
+    std::string bad = good.substr(0, footer_at);
+    footer.index_handle = BlockHandle(bad.size(), index_contents.size());
+    bad += index_contents;
+    AppendBlockTrailer(&bad, index_contents, CompressionType::kNoCompression);
+    footer.EncodeTo(&bad);
+    fs_.SetFileContents("/t/x.sst", bad);
+    ASSERT_TRUE(Open("/t/x.sst", &reader).ok());
+    const Status s = reader->VerifyChecksum();
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.ToString().find("key not above the previous index separator at offset " +
+                                std::to_string(blocks[1].offset())),
+              std::string::npos)
+        << s.ToString();
+  }
 }
 
 // A zstd block whose size prefix disagrees with what its frame decompresses to, behind a
@@ -1256,6 +1412,14 @@ TEST_F(TableTest, EveryBitFlipIsDetected) {
   }
 }
 
+// The index forms besides format 3's user keys: format 3 with internal-key separators (a key's
+// versions span blocks), and format 1's.
+TEST_F(TableTest, EveryBitFlipInOtherIndexFormsIsDetected) {
+  ASSERT_NO_FATAL_FAILURE(CheckEveryBitFlipIsDetected(/*versions_span_blocks=*/true));
+  format_version_ = kTableFormatVersion;
+  ASSERT_NO_FATAL_FAILURE(CheckEveryBitFlipIsDetected());
+}
+
 // A table with a range-deletion block: no flip loses or changes a tombstone unnoticed.
 TEST_F(TableTest, EveryBitFlipInARangeDeletionTableIsDetected) {
   tombstones_ = {{"key105", "key120", 70}, {"key110", "key130", 60}, {"key125", "key126", 80}};
@@ -1273,7 +1437,7 @@ TEST_F(TableTest, RangeTombstonesRoundTrip) {
   EXPECT_EQ(props.num_entries, entries.size());
   EXPECT_EQ(props.num_range_deletions,
             FragmentedRangeTombstoneList(BytewiseComparator(), tombstones_).num_entries());
-  EXPECT_EQ(props.format_version, kTableFormatVersionWithRangeDeletions);
+  EXPECT_EQ(props.format_version, kTableFormatVersionCompactIndex);
   EXPECT_EQ(props.smallest_seqno, 5u);
   EXPECT_EQ(props.largest_seqno, 30u);
   std::unique_ptr<TableReader> reader;
@@ -1302,14 +1466,30 @@ TEST_F(TableTest, RangeTombstonesRoundTrip) {
   EXPECT_TRUE(it->status().ok());
   EXPECT_TRUE(reader->VerifyChecksum().ok());
 
-  // Without tombstones the table keeps format 1 and has no list.
-  tombstones_.clear();
-  ASSERT_NO_FATAL_FAILURE(Build("/t/plain.sst", entries,
+  // Written in format 1, the table with tombstones is format 2 and reads the same.
+  format_version_ = kTableFormatVersion;
+  ASSERT_NO_FATAL_FAILURE(Build("/t/rd1.sst", entries,
                                 {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10},
                                 &props));
-  EXPECT_EQ(props.format_version, kTableFormatVersion);
-  ASSERT_TRUE(Open("/t/plain.sst", &reader).ok());
-  EXPECT_EQ(reader->range_tombstones(), nullptr);
+  EXPECT_EQ(props.format_version, kTableFormatVersionWithRangeDeletions);
+  ASSERT_TRUE(Open("/t/rd1.sst", &reader).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectTombstonesOf(*reader));
+  EXPECT_EQ(Get(reader.get(), "k125", 29), "DELETED");
+  EXPECT_EQ(Get(reader.get(), "k145", 29), "v");
+  EXPECT_TRUE(reader->VerifyChecksum().ok());
+
+  // Without tombstones the table keeps format 1 (or 3) and has no list.
+  tombstones_.clear();
+  for (uint32_t format : {kTableFormatVersion, kTableFormatVersionCompactIndex}) {
+    format_version_ = format;
+    ASSERT_NO_FATAL_FAILURE(Build("/t/plain.sst", entries,
+                                  {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10},
+                                  &props));
+    EXPECT_EQ(props.format_version, format);
+    EXPECT_EQ(props.num_range_deletions, 0u);
+    ASSERT_TRUE(Open("/t/plain.sst", &reader).ok());
+    EXPECT_EQ(reader->range_tombstones(), nullptr);
+  }
 }
 
 TEST_F(TableTest, BuilderRefusesBadRangeTombstones) {
@@ -1330,8 +1510,10 @@ TEST_F(TableTest, BuilderRefusesBadRangeTombstones) {
 }
 
 // The footer's format version and the range-deletion block must agree; a reader refuses either
-// mismatch rather than read a table whose tombstones it could miss or invent.
+// mismatch rather than read a table whose tombstones it could miss or invent. So must the
+// footer's and the properties' versions, which say how the index is encoded.
 TEST_F(TableTest, FormatVersionMustMatchTheRangeDeletionBlock) {
+  format_version_ = kTableFormatVersion;
   Entries entries = {{IKey("a", 3), "x"}, {IKey("c", 4), "y"}};
   const auto set_version = [&](const std::string& from, const std::string& to, uint32_t version) {
     std::string file = fs_.FileContents(from);
@@ -1363,19 +1545,131 @@ TEST_F(TableTest, FormatVersionMustMatchTheRangeDeletionBlock) {
   s = Open("/t/v1as2.sst", &reader);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 
-  ASSERT_NO_FATAL_FAILURE(set_version("/t/v1.sst", "/t/v3.sst", 3));
-  s = Open("/t/v3.sst", &reader);
+  ASSERT_NO_FATAL_FAILURE(set_version("/t/v1.sst", "/t/v1as3.sst", 3));
+  s = Open("/t/v1as3.sst", &reader);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("footer says format version 3, properties 1"), std::string::npos)
+      << s.ToString();
+
+  format_version_ = kTableFormatVersionCompactIndex;
+  ASSERT_NO_FATAL_FAILURE(
+      Build("/t/v3.sst", entries, {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10}));
+  ASSERT_TRUE(Open("/t/v3.sst", &reader).ok());
+  ASSERT_NO_FATAL_FAILURE(set_version("/t/v3.sst", "/t/v3as1.sst", kTableFormatVersion));
+  s = Open("/t/v3as1.sst", &reader);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("footer says format version 1, properties 3"), std::string::npos)
+      << s.ToString();
+
+  ASSERT_NO_FATAL_FAILURE(set_version("/t/v3.sst", "/t/v4.sst", 4));
+  s = Open("/t/v4.sst", &reader);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
 }
 
-void TableTest::CheckEveryBitFlipIsDetected() {
+// Format 3's index: user-key separators without value lengths where no user key spans two data
+// blocks (about two thirds of format 1's index for keys and values shaped like db_bench's),
+// internal-key separators where one does; every read path answers alike in both formats.
+TEST_F(TableTest, CompactIndexKeysByUserKeyUnlessAKeySpansBlocks) {
+  Random rnd(301);
+  // 16-byte keys, 100-byte values, each key once.
+  Entries distinct;
+  for (uint64_t i = 0; i < 2000; i++) {
+    char key[17];
+    std::snprintf(key, sizeof(key), "%016llx",
+                  static_cast<unsigned long long>(i * 0x9e3779b97f4a7c15ull));
+    distinct.emplace_back(IKey(key, 1 + i), rnd.RandomString(100));
+  }
+  const auto by_internal_key = [&](const auto& a, const auto& b) {
+    return icmp_.Compare(a.first, b.first) < 0;
+  };
+  std::sort(distinct.begin(), distinct.end(), by_internal_key);
+  // The same with 300 versions of one more key in the middle: they fill several blocks.
+  Entries spanning = distinct;
+  for (SequenceNumber v = 10300; v > 10000; v--) {
+    spanning.emplace_back(IKey("8000000000000000", v), "hot" + std::to_string(v));
+  }
+  std::sort(spanning.begin(), spanning.end(), by_internal_key);
+  const TableShape shape{"", 0, 0, false, 4096, 16, CompressionType::kNoCompression, 10};
+  uint64_t index_size[2][2];  // [format 3?][spanning?]
+  for (bool compact : {true, false}) {
+    for (bool span : {false, true}) {
+      SCOPED_TRACE(std::string(compact ? "format 3" : "format 1") + (span ? " spanning" : ""));
+      format_version_ = compact ? kTableFormatVersionCompactIndex : kTableFormatVersion;
+      const Entries& entries = span ? spanning : distinct;
+      TableProperties props;
+      ASSERT_NO_FATAL_FAILURE(Build("/t/ix.sst", entries, shape, &props));
+      index_size[compact][span] = props.index_size;
+      EXPECT_EQ(props.index_key_is_user_key, compact && !span ? 1u : 0u);
+      for (bool cached : {false, true}) {
+        std::unique_ptr<TableReader> reader;
+        ASSERT_TRUE(Open("/t/ix.sst", &reader, cached ? NewLRUCache(1 << 20) : nullptr).ok());
+        EXPECT_EQ(reader->index_keys_are_user_keys(), compact && !span);
+        EXPECT_EQ(UserKeySpansBlocks(*reader), span);
+        auto targets = InternalTargets(entries, &rnd);
+        auto it = reader->NewIterator(ReadOptions());
+        test::CheckIteratorContract(it.get(), entries, &icmp_, 1, &targets);
+        // Every entry is a value: a read at `at` sees the newest version at or below it.
+        std::map<std::string, std::vector<std::pair<SequenceNumber, std::string>>> versions;
+        for (const auto& [k, v] : entries) {
+          versions[ExtractUserKey(k).ToString()].emplace_back(ExtractTag(k) >> 8, v);
+        }
+        for (const auto& [k, v] : entries) {
+          const std::string user = ExtractUserKey(k).ToString();
+          const SequenceNumber seq = ExtractTag(k) >> 8;
+          for (SequenceNumber at : {seq - 1, seq, seq + 1, kMaxSequenceNumber}) {
+            std::string want = "NOT_FOUND";
+            for (const auto& [vseq, value] : versions[user]) {
+              if (vseq <= at) {
+                want = value;
+                break;
+              }
+            }
+            ASSERT_EQ(Get(reader.get(), user, at), want) << user << "@" << at;
+          }
+        }
+        // Offsets ascend with the key and stay within the data.
+        uint64_t previous = 0;
+        for (const auto& [k, v] : entries) {
+          const uint64_t offset = reader->ApproximateOffsetOf(k);
+          ASSERT_GE(offset, previous);
+          ASSERT_LE(offset, props.data_size);
+          previous = offset;
+        }
+        std::vector<TableReader::KeyAnchor> anchors;
+        ASSERT_TRUE(reader->ApproximateKeyAnchors(8, &anchors).ok());
+        ASSERT_EQ(anchors.size(), 8u);
+        EXPECT_GE(anchors.back().user_key, ExtractUserKey(entries.back().first).ToString());
+        EXPECT_TRUE(reader->VerifyChecksum().ok());
+      }
+    }
+  }
+  // Sequence numbers and value lengths gone: 2 + ~8 + ~5 + 4 bytes per entry against 3 + ~16
+  // + ~5 + 4.
+  EXPECT_LT(index_size[1][0] * 10, index_size[0][0] * 8)
+      << index_size[1][0] << " vs " << index_size[0][0];
+  // Internal-key separators without value lengths: a byte per entry less than format 1's.
+  EXPECT_LT(index_size[1][1], index_size[0][1]);
+}
+
+void TableTest::CheckEveryBitFlipIsDetected(bool versions_span_blocks) {
   Entries entries;
   Random rnd(17);
   for (int i = 0; i < 40; i++) {
-    entries.emplace_back(IKey("key" + std::to_string(100 + i), 1 + i), rnd.RandomString(20));
+    // Versions span blocks: 5 versions of each key (newest first), ~8 entries per block.
+    const int key = versions_span_blocks ? i / 5 : i;
+    entries.emplace_back(
+        IKey("key" + std::to_string(100 + key), versions_span_blocks ? 1000 - i : 1 + i),
+        rnd.RandomString(20));
   }
   ASSERT_NO_FATAL_FAILURE(Build("/t/fixture.sst", entries,
                                 {"", 0, 0, false, 256, 4, CompressionType::kNoCompression, 10}));
+  {
+    std::unique_ptr<TableReader> reader;
+    ASSERT_TRUE(Open("/t/fixture.sst", &reader).ok());
+    ASSERT_EQ(UserKeySpansBlocks(*reader), versions_span_blocks);
+    ASSERT_EQ(reader->index_keys_are_user_keys(),
+              !versions_span_blocks && format_version_ == kTableFormatVersionCompactIndex);
+  }
   const std::string good = fs_.FileContents("/t/fixture.sst");
   ASSERT_LT(good.size(), 4000u);
   const FragmentedRangeTombstoneList tombstones(BytewiseComparator(), tombstones_);
@@ -1402,14 +1696,17 @@ void TableTest::CheckEveryBitFlipIsDetected() {
       ASSERT_NO_FATAL_FAILURE(ExpectTombstonesOf(*reader));
       bool read_error = false;
       for (const auto& [k, v] : entries) {
-        const std::string got = Get(reader.get(), ExtractUserKey(k).ToString(), kMaxSequenceNumber);
+        // Each version read at its own sequence when there are several.
+        const SequenceNumber read_at =
+            versions_span_blocks ? ExtractTag(k) >> 8 : kMaxSequenceNumber;
+        const std::string got = Get(reader.get(), ExtractUserKey(k).ToString(), read_at);
         if (got.starts_with("ERROR:")) {
           ASSERT_NE(got.find("Corruption"), std::string::npos) << got;
           read_error = true;
           continue;
         }
         const bool covered =
-            tombstones.MaxCoveringSeq(ExtractUserKey(k), kMaxSequenceNumber) > (ExtractTag(k) >> 8);
+            tombstones.MaxCoveringSeq(ExtractUserKey(k), read_at) > (ExtractTag(k) >> 8);
         ASSERT_EQ(got, covered ? "DELETED" : v)
             << "flip at " << byte << ":" << bit << " changed a value";
       }
@@ -1420,10 +1717,10 @@ void TableTest::CheckEveryBitFlipIsDetected() {
     }
   }
   std::printf(
-      "figure: fixture SST%s: %zu bits flipped, %zu detected at open, %zu on read or by "
-      "VerifyChecksum, 0 wrong values\n",
-      tombstones_.empty() ? "" : " with range deletions", flipped, detected_on_open,
-      detected_later);
+      "figure: fixture SST (format %u%s%s): %zu bits flipped, %zu detected at open, %zu on read "
+      "or by VerifyChecksum, 0 wrong values\n",
+      format_version_, versions_span_blocks ? ", versions spanning blocks" : "",
+      tombstones_.empty() ? "" : ", range deletions", flipped, detected_on_open, detected_later);
   EXPECT_EQ(detected_on_open + detected_later, flipped);
   EXPECT_GT(detected_on_open, 0u);
   EXPECT_GT(detected_later, 0u);

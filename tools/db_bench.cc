@@ -101,6 +101,8 @@ DEFINE_int64(block_size, 4096, "Table block size in bytes");
 DEFINE_int32(block_restart_interval, shale::Options().block_restart_interval,
              "Keys between restart points (full keys) in a data block");
 DEFINE_int32(bloom_bits, 10, "Bloom filter bits per key (0: none)");
+DEFINE_int32(format_version, static_cast<int32_t>(shale::Options().format_version),
+             "Table format of new tables: 3 (compact index) or 1");
 DEFINE_int64(cache_size, 32 << 20, "Block cache size in bytes");
 DEFINE_string(cache_type, "hyper_clock_cache",
               "Block cache: hyper_clock_cache (also auto_ or fixed_hyper_clock_cache: a CLOCK "
@@ -472,6 +474,7 @@ class Benchmark {
     o.block_size = static_cast<size_t>(FLAGS_block_size);
     o.block_restart_interval = FLAGS_block_restart_interval;
     o.bloom_bits_per_key = FLAGS_bloom_bits;
+    o.format_version = static_cast<uint32_t>(FLAGS_format_version);
     o.whole_key_filtering = FLAGS_whole_key_filtering;
     if (FLAGS_prefix_size > 0) {
       o.prefix_extractor = NewFixedPrefixTransform(static_cast<size_t>(FLAGS_prefix_size));

@@ -109,9 +109,10 @@ int Properties(const TableReader& reader) {
     BlockHandle h;
     if (!h.DecodeFrom(&v).ok()) return Fail(Status::Corruption("bad index entry"));
     ParsedInternalKey p;
-    const std::string sep = ParseInternalKey(index->key(), &p)
-                                ? p.user_key.ToString(FLAGS_output_hex)
-                                : index->key().ToString(true);
+    const std::string sep =
+        reader.index_keys_are_user_keys()    ? index->key().ToString(FLAGS_output_hex)
+        : ParseInternalKey(index->key(), &p) ? p.user_key.ToString(FLAGS_output_hex)
+                                             : index->key().ToString(true);
     std::printf("  data block %llu: offset %llu size %llu, separator '%s'\n",
                 static_cast<unsigned long long>(i), static_cast<unsigned long long>(h.offset()),
                 static_cast<unsigned long long>(h.size()), sep.c_str());

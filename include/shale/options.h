@@ -254,6 +254,12 @@ struct ColumnFamilyOptions {
   // with a prefix_extractor: point lookups then check the prefix of the key instead, and the
   // filter is smaller when many keys share a prefix.
   bool whole_key_filtering = true;
+  // The format new tables are written in: 3 (the default) keeps a smaller index, whose keys
+  // are user keys when no key's versions span two data blocks; 1 writes tables that shale
+  // releases before format 3 can read (2 is not a choice: it is format 1 with range
+  // deletions, chosen per table). Every release reads tables of all formats it knows, so a DB
+  // may hold both; compactions rewrite tables in the current format.
+  uint32_t format_version = 3;  // 1 or 3
 };
 
 // Both sets: what DB::Open takes.

@@ -36,6 +36,7 @@ TableBuilderOptions DBImpl::BuilderOptions(const ColumnFamilyData& cfd) {
   if (options.merge_operator) o.merge_operator_name = options.merge_operator->Name();
   o.prefix_extractor = options.prefix_extractor.get();  // the family's options outlive jobs
   o.whole_key_filtering = options.whole_key_filtering;
+  o.format_version = options.format_version;
   return o;
 }
 

@@ -201,6 +201,8 @@ Status ValidateOptions(const Options& o) {
     return bad("block_size", "must be in [1, 1 GiB]");
   }
   if (o.block_restart_interval < 1) return bad("block_restart_interval", "must be >= 1");
+  if (o.format_version != 1 && o.format_version != 3)
+    return bad("format_version", "must be 1 or 3");
   if (!(o.bloom_bits_per_key >= 0 && o.bloom_bits_per_key <= 100)) {
     return bad("bloom_bits_per_key", "must be in [0, 100]");
   }

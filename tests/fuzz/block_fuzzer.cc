@@ -1,6 +1,6 @@
 // Raw bytes as a block: every iterator operation, over both the bytewise and the internal-key
-// comparator, must stay inside the block; the same bytes as a properties block must decode or
-// fail cleanly.
+// comparator, with values sized or BlockHandles, must stay inside the block; the same bytes as a
+// properties block must decode or fail cleanly.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -63,6 +63,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       fast.Seek(target);
       if (plain.Valid() != fast.Valid() || plain.status().ok() != fast.status().ok() ||
           (plain.Valid() && plain.key() != fast.key())) {
+        __builtin_trap();
+      }
+    }
+  }
+
+  // The same bytes as a format 3 index block: values are BlockHandles without a length, keys
+  // user keys, with the prefix index a reader builds for it or without; a seek lands where the
+  // plain block's does.
+  shale::Block handles(
+      shale::BlockContents::CopyOf(shale::Slice(reinterpret_cast<const char*>(data), size)),
+      shale::BlockValueFormat::kHandle);
+  shale::BlockIter handle_iter;
+  handles.InitIterator(shale::BytewiseComparator(), &handle_iter);
+  Exercise(&handle_iter, data, size);
+  shale::Block indexed_handles(
+      shale::BlockContents::CopyOf(shale::Slice(reinterpret_cast<const char*>(data), size)),
+      shale::BlockValueFormat::kHandle);
+  indexed_handles.BuildRestartPrefixIndex(/*user_keys=*/true);
+  shale::BlockIter indexed_handle_iter;
+  indexed_handles.InitIterator(shale::BytewiseComparator(), &indexed_handle_iter);
+  Exercise(&indexed_handle_iter, data, size);
+  if (indexed_handles.has_prefix_index()) {
+    shale::BlockIter plain, fast;
+    handles.InitIterator(shale::BytewiseComparator(), &plain);
+    indexed_handles.InitIterator(shale::BytewiseComparator(), &fast);
+    for (size_t i = 0; i + 1 < size && i < 256; i += 8) {
+      const size_t len = std::min<size_t>(data[i] % 24, size - i - 1);
+      const shale::Slice target(reinterpret_cast<const char*>(data + i + 1), len);
+      plain.Seek(target);
+      fast.Seek(target);
+      if (plain.Valid() != fast.Valid() || plain.status().ok() != fast.status().ok() ||
+          (plain.Valid() && (plain.key() != fast.key() || plain.value() != fast.value()))) {
         __builtin_trap();
       }
     }

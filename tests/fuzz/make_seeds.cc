@@ -79,6 +79,20 @@ void BlockSeeds() {
     Write("block_fuzzer", "empty", b.Finish().ToString());
   }
   {
+    // A format 3 index block: user keys, handles without value lengths.
+    BlockBuilder b(1, BlockValueFormat::kHandle);
+    uint64_t offset = 0;
+    for (int i = 0; i < 30; i++) {
+      char user[16];
+      std::snprintf(user, sizeof(user), "key%04d", i * 7);
+      std::string handle;
+      BlockHandle(offset, 200 + i * 40).EncodeTo(&handle);
+      offset += 205 + i * 40;
+      b.Add(user, handle);
+    }
+    Write("block_fuzzer", "handle_values", b.Finish().ToString());
+  }
+  {
     TableProperties p;
     p.num_entries = 3;
     p.num_data_blocks = 1;
@@ -191,7 +205,10 @@ void WalAndBatchSeeds() {
 }
 
 // ---- table_reader_fuzzer ----
-std::string Table(CompressionType compression, double bloom_bits, int n) {
+// versions: entries per user key (newest first); more than a block's worth makes a format 3
+// index keep internal keys.
+std::string Table(CompressionType compression, double bloom_bits, int n,
+                  uint32_t format_version = kTableFormatVersion, int versions = 1) {
   static const InternalKeyComparator icmp(BytewiseComparator());
   TableBuilderOptions o;
   o.comparator = &icmp;
@@ -199,11 +216,12 @@ std::string Table(CompressionType compression, double bloom_bits, int n) {
   o.block_restart_interval = 4;
   o.bloom_bits_per_key = bloom_bits;
   o.compression = compression;
+  o.format_version = format_version;
   StringWritableFile sink;
   TableBuilder builder(o, &sink);
   for (int i = 0; i < n; i++) {
     char user[16];
-    std::snprintf(user, sizeof(user), "key%04d", i);
+    std::snprintf(user, sizeof(user), "key%04d", i / versions);
     const ValueType type = i % 9 == 3 ? kTypeDeletion : (i % 9 == 5 ? kTypeMerge : kTypeValue);
     Check(builder.Add(IKey(user, 1 + n - i, type),
                       type == kTypeDeletion ? "" : std::string(8 + i % 24, 'a' + i % 26)));
@@ -220,6 +238,13 @@ void TableSeeds() {
         std::string(1, '\0') + Table(CompressionType::kZSTD, 0, 40));
   Write("table_reader_fuzzer", "one_entry",
         std::string(1, '\0') + Table(CompressionType::kNoCompression, 10, 1));
+  // Format 3: a user-key index, and an internal-key one (versions of a key span blocks).
+  Write("table_reader_fuzzer", "compact_index",
+        std::string(1, '\0') +
+            Table(CompressionType::kNoCompression, 10, 60, kTableFormatVersionCompactIndex));
+  Write("table_reader_fuzzer", "compact_index_versions_spanning_blocks",
+        std::string(1, '\0') +
+            Table(CompressionType::kNoCompression, 10, 60, kTableFormatVersionCompactIndex, 12));
   // Odd first byte: [klen][vlen][key][value] entries, 0xff, then [offset:2][byte] mutations.
   std::string entries(1, '\x21');
   for (int i = 0; i < 12; i++) {

@@ -101,6 +101,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.block_restart_interval = 1 + (data[0] >> 4);
   o.compression =
       (data[0] & 2) != 0 ? shale::CompressionType::kZSTD : shale::CompressionType::kNoCompression;
+  o.format_version =
+      (data[0] & 8) != 0 ? shale::kTableFormatVersion : shale::kTableFormatVersionCompactIndex;
   StringSink sink;
   shale::TableBuilder builder(o, &sink);
   uint64_t seq = 1;
@@ -108,9 +110,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (left >= 2 && seq < 200) {
     const size_t klen = std::min<size_t>(static_cast<uint8_t>(p[0]) % 16, left - 2);
     const size_t vlen = std::min<size_t>(static_cast<uint8_t>(p[1]), left - 2 - klen);
-    std::string user = last_user + std::string(p + 2, klen) + char(seq);  // ascending
+    // Ascending user keys; bit 4 of the length byte repeats the last one (an older version,
+    // so runs of versions may span blocks and the index keeps internal keys).
+    const bool again = !last_user.empty() && (static_cast<uint8_t>(p[0]) & 0x10) != 0;
+    std::string user = again ? last_user : last_user + std::string(p + 2, klen) + char(seq);
     std::string key;
-    shale::AppendInternalKey(&key, user, seq, shale::kTypeValue);
+    shale::AppendInternalKey(&key, user, 1000 - seq, shale::kTypeValue);
     if (!builder.Add(key, shale::Slice(p + 2 + klen, vlen)).ok()) break;
     last_user = user;
     p += 2 + klen + vlen;
