@@ -137,9 +137,11 @@ class TableReader {
   // internal keys), values encoded BlockHandles. Its seeks take IndexTarget(internal key).
   std::unique_ptr<InternalIterator> NewIndexIterator() const;
   bool index_keys_are_user_keys() const { return index_user_keys_; }
-  // What the index's seeks compare with its separators for internal_key.
+  // What the index's seeks compare with its separators for internal_key (a key too short to be
+  // one, read from a damaged block without checksums, is compared whole).
   Slice IndexTarget(const Slice& internal_key) const {
-    return index_user_keys_ ? ExtractUserKey(internal_key) : internal_key;
+    return index_user_keys_ && internal_key.size() >= 8 ? ExtractUserKey(internal_key)
+                                                        : internal_key;
   }
   // The user key of an index separator; false for an internal-key separator too short to be
   // one (a damaged index).
