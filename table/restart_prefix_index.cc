@@ -19,7 +19,7 @@ void RestartPrefixIndex::Start(const Slice& first, const Slice& last, uint32_t n
   common_.assign(first.data(), common);
   n_ = n;
   added_ = 0;
-  internal_keys_ = internal_keys;
+  internal_keys_ = internal_keys ? 1 : 0;
   if (n > kInlineRestarts) heap_ = std::make_unique_for_overwrite<uint64_t[]>(n);
 }
 

@@ -1,6 +1,6 @@
-// RestartPrefixIndex: the restart keys of a block of internal keys as 8-byte numbers, so that a
-// seek's binary search reads one compact array instead of a restart offset and then a key at
-// every step.
+// RestartPrefixIndex: the restart keys of a block of internal keys (or, in a format 3 index
+// block, of user keys) as 8-byte numbers, so that a seek's binary search reads one compact array
+// instead of a restart offset and then a key at every step.
 //
 // A table's index block holds one restart key per data block (tens of thousands in a 64 MiB
 // table), and a point lookup's binary search over it makes two dependent memory loads per step
@@ -11,9 +11,10 @@
 // integers.
 //
 // Order: with a user comparator that orders bytewise, a smaller number means a smaller user
-// key, hence a smaller internal key; equal numbers decide nothing (the keys may differ further
-// on, or only in their sequence numbers), so Bounds returns the run of restart keys whose
-// numbers tie with the target's, which the caller compares in full.
+// key, hence a smaller internal key (a block of user keys compares them alone); equal numbers
+// decide nothing (the keys may differ further on, or only in their sequence numbers), so Bounds
+// returns the run of restart keys whose numbers tie with the target's, which the caller compares in
+// full.
 //
 // Small blocks (a data block holds a few restart points) keep their numbers, and the offsets
 // of their restart entries, inside the object itself: a block that holds it by value then
@@ -87,8 +88,9 @@ class RestartPrefixIndex {
   // Fields in the order a seek reads them, so that a small block's search touches the fewest
   // cache lines of its holder.
   uint32_t n_ = 0;
-  uint32_t added_ = 0;
-  bool internal_keys_ = true;         // whether Bounds' targets carry an 8-byte tag to strip
+  // One word with added_, so that the object (held inline by every Block) keeps its size.
+  uint32_t added_ : 31 = 0;
+  uint32_t internal_keys_ : 1 = 1;    // whether Bounds' targets carry an 8-byte tag to strip
   std::unique_ptr<uint64_t[]> heap_;  // the numbers when n_ > kInlineRestarts
   std::string common_;                // the prefix every user key in the block starts with
   uint64_t inline_numbers_[kInlineRestarts];

@@ -74,8 +74,15 @@ Status TableBuilder::Add(const Slice& key, const Slice& value) {
       user_key_index_block_.Reset();
     }
     // The separator lies in [last key of the previous block, this key); when the user keys
-    // differ, so does its user key between theirs.
+    // differ, so does its user key between theirs, unless a user comparator gives a shortened
+    // key that is not below this one (as an internal key with the largest tag, still a valid
+    // separator).
     options_.comparator->FindShortestSeparator(&last_key_, key);
+    if (index_user_keys_ && options_.comparator->user_comparator()->Compare(
+                                ExtractUserKey(last_key_), parsed.user_key) >= 0) {
+      index_user_keys_ = false;
+      user_key_index_block_.Reset();
+    }
     AddIndexEntry(last_key_);
   }
   if (filter_ != nullptr) AddToFilter(parsed.user_key);

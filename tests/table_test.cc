@@ -1216,6 +1216,48 @@ TEST_F(TableTest, BlockHandlePastEndOfFileIsCorruption) {
   EXPECT_NE(s.ToString().find("/t/x.sst: block handle"), std::string::npos) << s.ToString();
 }
 
+// A user comparator whose FindShortestSeparator gives the limit itself (against its contract,
+// but as an internal key with the largest tag still a valid separator): the builder keeps
+// internal keys in the index, and every read, SeekForPrev among them, finds the right entry.
+TEST_F(TableTest, SeparatorAtTheLimitUserKeyKeepsInternalKeys) {
+  class LimitSeparator final : public Comparator {
+   public:
+    int Compare(const Slice& a, const Slice& b) const override { return a.compare(b); }
+    const char* Name() const override { return BytewiseComparator()->Name(); }
+    void FindShortestSeparator(std::string* start, const Slice& limit) const override {
+      if (limit.size() < start->size()) start->assign(limit.data(), limit.size());
+    }
+    void FindShortSuccessor(std::string*) const override {}
+  };
+  const LimitSeparator limit_separator;
+  const InternalKeyComparator icmp(&limit_separator);
+  // One entry per block: "abc"@1 | "b"@7 | "c"@2.
+  const Entries entries = {{IKey("abc", 1), "x"}, {IKey("b", 7), "y"}, {IKey("c", 2), "z"}};
+  std::unique_ptr<WritableFile> file;
+  ASSERT_TRUE(fs_.NewWritableFile("/t/limit.sst", FileOptions(), &file).ok());
+  TableBuilderOptions o;
+  o.comparator = &icmp;
+  o.block_size = 1;
+  TableBuilder builder(o, file.get());
+  for (const auto& [k, v] : entries) ASSERT_TRUE(builder.Add(k, v).ok());
+  ASSERT_TRUE(builder.Finish().ok());
+  ASSERT_TRUE(file->Close().ok());
+  EXPECT_EQ(builder.properties().num_data_blocks, 3u);
+  EXPECT_EQ(builder.properties().index_key_is_user_key, 0u);
+  std::unique_ptr<TableReader> reader;
+  ASSERT_TRUE(Open("/t/limit.sst", &reader).ok());
+  EXPECT_FALSE(reader->index_keys_are_user_keys());
+  EXPECT_TRUE(reader->VerifyChecksum().ok());
+  EXPECT_EQ(Get(reader.get(), "b", 10), "y");
+  auto it = reader->NewIterator(ReadOptions());
+  it->SeekForPrev(IKey("b", 5));  // b@7 sorts before b@5
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), Slice(IKey("b", 7)));
+  it->SeekForPrev(IKey("b", 9));
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), Slice(IKey("abc", 1)));
+}
+
 // An index whose separator sits at or above the next block's first key (behind a valid
 // checksum) sends that key's reads to the wrong block: VerifyChecksum reports it, in both index
 // key kinds.

@@ -258,7 +258,8 @@ struct ColumnFamilyOptions {
   // are user keys when no key's versions span two data blocks; 1 writes tables that shale
   // releases before format 3 can read (2 is not a choice: it is format 1 with range
   // deletions, chosen per table). Every release reads tables of all formats it knows, so a DB
-  // may hold both; compactions rewrite tables in the current format.
+  // may hold both; a compaction writes its outputs in the current format, but a table moved to
+  // another level without being rewritten keeps its own.
   uint32_t format_version = 3;  // 1 or 3
 };
 
