@@ -66,17 +66,11 @@ Status TableBuilder::Add(const Slice& key, const Slice& value) {
   }
 
   if (pending_index_entry_) {
-    // A user key with entries on both sides of the boundary: only an internal key tells
-    // which of its versions each block holds.
-    if (index_user_keys_ && options_.comparator->user_comparator()->Compare(
-                                ExtractUserKey(last_key_), parsed.user_key) == 0) {
-      index_user_keys_ = false;
-      user_key_index_block_.Reset();
-    }
-    // The separator lies in [last key of the previous block, this key); when the user keys
-    // differ, so does its user key between theirs, unless a user comparator gives a shortened
-    // key that is not below this one (as an internal key with the largest tag, still a valid
-    // separator).
+    // The separator lies in [last key of the previous block, this key). Its user key lies
+    // below this key's, and an index of user keys can send this key's reads to the next block,
+    // unless both blocks hold entries of one user key (the separator then keeps it) or a user
+    // comparator gives a shortened key not below this one (as an internal key with the largest
+    // tag, still a valid separator): only internal keys tell the blocks apart then.
     options_.comparator->FindShortestSeparator(&last_key_, key);
     if (index_user_keys_ && options_.comparator->user_comparator()->Compare(
                                 ExtractUserKey(last_key_), parsed.user_key) >= 0) {
