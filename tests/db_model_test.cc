@@ -230,7 +230,8 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
   // Closes, and opens with a descriptor for every family of models.
   // A prefix extractor and filter contents for the next open, at random: none, fixed or
   // capped prefixes of the model's keys ("key1", "key12", "sd3" ...), whole keys in the table
-  // filters or not; and the format of new tables. Families keep their data across a change.
+  // filters or not; the format of new tables; and the rate of read-triggered compactions.
+  // Families keep their data across a change.
   void PickPrefixOptions(Random* rnd) {
     switch (rnd->Uniform(4)) {
       case 0:
@@ -248,6 +249,21 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
     }
     options_.whole_key_filtering = !rnd->OneIn(4);
     options_.format_version = format_rnd_->OneIn(3) ? 1 : 3;
+    // Read-triggered compactions: half the opens after 100 seeks per file (they then run
+    // often), else at the default rate or (one in four) off.
+    switch (read_compaction_rnd_->Uniform(4)) {
+      case 0:
+      case 1:
+        options_.read_compaction_bytes_per_seek = uint64_t{1} << 40;
+        break;
+      case 2:
+        options_.read_compaction_bytes_per_seek =
+            ColumnFamilyOptions().read_compaction_bytes_per_seek;
+        break;
+      default:
+        options_.read_compaction_bytes_per_seek = 0;
+        break;
+    }
   }
   void ReopenFamilies(const Models& models) {
     handles_.clear();
@@ -272,9 +288,10 @@ class DBModelTest : public DBTestBase, public ::testing::WithParamInterface<Opti
   void CheckIterator(Random* rnd, const Model& full_model, const Snapshot* snap,
                      ColumnFamilyHandle* cf);
 
-  Random* prefix_rnd_ = nullptr;  // the current run's draws of prefix options
-  Random* format_rnd_ = nullptr;  // and of the table format
-  Random* io_rnd_ = nullptr;      // and of iterators' async_io
+  Random* prefix_rnd_ = nullptr;           // the current run's draws of prefix options
+  Random* format_rnd_ = nullptr;           // and of the table format
+  Random* read_compaction_rnd_ = nullptr;  // and of read-triggered compactions
+  Random* io_rnd_ = nullptr;               // and of iterators' async_io
   // The non-default families' handles, by name.
   std::map<std::string, std::unique_ptr<ColumnFamilyHandle>> handles_;
 };
@@ -433,6 +450,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
   // and reads each (a stream of its own, as above).
   Random format_rnd(seed ^ 0x3c6ef372);
   format_rnd_ = &format_rnd;
+  Random read_compaction_rnd(seed ^ 0x1b873593);
+  read_compaction_rnd_ = &read_compaction_rnd;
   // So do range deletions, and whether iterators read the blocks of a seek together.
   Random range_rnd(seed ^ 0x2545f491);
   Random io_rnd(seed ^ 0x68e31da4);

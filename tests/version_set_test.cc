@@ -17,6 +17,7 @@
 #include "src/db/compaction_picker.h"
 #include "src/db/level_iterator.h"
 #include "src/db/merging_iterator.h"
+#include "src/db/read_compaction.h"
 #include "src/db/table_cache.h"
 #include "src/db/version.h"
 #include "src/db/version_edit.h"
@@ -506,6 +507,116 @@ TEST_F(VersionSetTest, StaticL0IsDueByFilesOrBytes) {
   EXPECT_EQ(c->level(), 0);
   EXPECT_EQ(c->output_level(), 1);
   EXPECT_EQ(c->inputs(0).size(), 3u);
+}
+
+// Read-triggered compactions: a seek charges the newest L0 file holding its key when another
+// sorted run holds it too; once an L0 file has been charged its allowed seeks (at least 100),
+// all of L0 goes into L1, unless L1's share is too wide.
+TEST_F(VersionSetTest, ReadCompactionTakesL0OnceAFileExhaustsItsSeeks) {
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->CreateNew().ok());
+  VersionEdit e;
+  e.AddFile(0, Meta(31, "b", "d", 6, 6));
+  e.AddFile(0, Meta(30, "a", "b", 5, 5));
+  e.AddFile(0, Meta(32, "x", "y", 7, 7));
+  e.AddFile(1, Meta(10, "a", "c"));
+  e.AddFile(1, Meta(11, "d", "f"));
+  e.AddFile(1, Meta(12, "g", "i"));
+  e.AddFile(2, Meta(20, "g", "h"));
+  vs->SetLastSequence(7);
+  ASSERT_TRUE(vs->LogAndApply(&e).ok());
+  auto v = vs->current();
+  auto number = [](const FileMetaData* f) { return f == nullptr ? 0 : f->number; };
+  EXPECT_EQ(number(v->L0FileOverlappingOtherRuns("a")), 30u);  // and L1's 10
+  EXPECT_EQ(number(v->L0FileOverlappingOtherRuns("b")), 31u);  // the newest of 31, 30, 10
+  EXPECT_EQ(number(v->L0FileOverlappingOtherRuns("d")), 31u);  // and L1's 11
+  EXPECT_EQ(number(v->L0FileOverlappingOtherRuns("e")), 0u);   // L1's 11 alone
+  EXPECT_EQ(number(v->L0FileOverlappingOtherRuns("g")), 0u);   // L1 and L2: no L0 file
+  EXPECT_EQ(number(v->L0FileOverlappingOtherRuns("x")), 0u);   // L0's 32 alone
+  // Not due by sizes, and no file has exhausted its seeks (files of ~1 KB: 100 allowed).
+  EXPECT_LT(MaxCompactionScore(vs->config(0), *v), 1);
+  bool blocked = true;
+  EXPECT_EQ(PickReadCompaction(vs->config(0), v, {}, &blocked), nullptr);
+  EXPECT_FALSE(blocked);
+  const FileMetaData* f30 = v->L0FileOverlappingOtherRuns("a");
+  EXPECT_EQ(AllowedSeeks(*f30, options_.read_compaction_bytes_per_seek), 100u);
+  f30->seeks.Charge(99);
+  EXPECT_EQ(PickReadCompaction(vs->config(0), v, {}, &blocked), nullptr);
+  f30->seeks.Charge(1);
+  auto c = PickReadCompaction(vs->config(0), v, {}, &blocked);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->level(), 0);
+  EXPECT_EQ(c->output_level(), 1);
+  EXPECT_EQ(c->inputs(0).size(), 3u);  // all of L0
+  ASSERT_EQ(c->inputs(1).size(), 3u);  // L0 spans a-y: all of L1
+  EXPECT_EQ(c->inputs(1)[0]->number, 10u);
+  EXPECT_EQ(c->inputs(1)[2]->number, 12u);
+  // Running, its inputs are busy: nothing to run, and the picker says one waits.
+  c->MarkBeingCompacted(true);
+  EXPECT_EQ(PickReadCompaction(vs->config(0), v, {c.get()}, &blocked), nullptr);
+  EXPECT_TRUE(blocked);
+  c->MarkBeingCompacted(false);
+  // Off: nothing, whatever the charges.
+  options_.read_compaction_bytes_per_seek = 0;
+  EXPECT_EQ(PickReadCompaction(vs->config(0), v, {}, &blocked), nullptr);
+  EXPECT_FALSE(blocked);
+  // Too wide (L1's share over 10 × target_file_size_base): refused, and still refused once the
+  // compaction would fit.
+  options_.read_compaction_bytes_per_seek = 16384;
+  options_.target_file_size_base = 200;  // 10 × 200 < L1's 3,033 bytes
+  EXPECT_EQ(PickReadCompaction(vs->config(0), v, {}, &blocked), nullptr);
+  EXPECT_FALSE(blocked);
+  EXPECT_TRUE(f30->read_compaction_refused);
+  options_.target_file_size_base = 64 << 20;
+  EXPECT_EQ(PickReadCompaction(vs->config(0), v, {}, &blocked), nullptr);
+  // Another L0 file exhausted: the refusal was 30's; 31's compaction (the same) fits now.
+  v->L0FileOverlappingOtherRuns("d")->seeks.Charge(100);
+  c = PickReadCompaction(vs->config(0), v, {}, &blocked);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->inputs(0).size(), 3u);
+  // 35 × L0's bytes: an L0 file of 10 bytes may not pull in L1's 2,021 bytes under a-e.
+  VersionEdit small;
+  for (uint64_t n : {30, 31, 32}) small.DeleteFile(0, n);
+  FileMetaData tiny = Meta(33, "a", "e", 8, 8);
+  tiny.file_size = 10;
+  small.AddFile(0, tiny);
+  vs->SetLastSequence(8);
+  ASSERT_TRUE(vs->LogAndApply(&small).ok());
+  v = vs->current();
+  v->L0FileOverlappingOtherRuns("a")->seeks.Charge(100);
+  EXPECT_EQ(PickReadCompaction(vs->config(0), v, {}, &blocked), nullptr);
+  EXPECT_FALSE(blocked);
+  EXPECT_TRUE(v->L0FileOverlappingOtherRuns("a")->read_compaction_refused);
+}
+
+// An iterator's sampler charges about one seek per seek to the L0 file it lands in (one in 16,
+// times 16), only where another run holds the key too, and calls due once: when the charges
+// reach the file's allowed seeks.
+TEST_F(VersionSetTest, ReadSamplerChargesTheL0FileOfOverlappingSeeks) {
+  auto vs = NewSet();
+  ASSERT_TRUE(vs->CreateNew().ok());
+  VersionEdit e;
+  e.AddFile(0, Meta(30, "a", "c", 5, 5));
+  e.AddFile(1, Meta(10, "b", "d"));
+  vs->SetLastSequence(5);
+  ASSERT_TRUE(vs->LogAndApply(&e).ok());
+  auto v = vs->current();
+  const FileMetaData& f30 = *v->files(0)[0];
+  int due = 0;
+  ReadSampler sampler(v.get(), 16384, 1, [&] { due++; });
+  for (int i = 0; i < 5000; i++) sampler.Seeked("a");  // L0's 30 alone: nothing
+  EXPECT_EQ(f30.seeks.charged(), 0u);
+  for (int i = 0; i < 5000; i++) sampler.Seeked(i % 2 == 0 ? "b" : "c");
+  EXPECT_GT(f30.seeks.charged(), 4000u);
+  EXPECT_LT(f30.seeks.charged(), 6000u);
+  EXPECT_EQ(f30.seeks.charged() % ReadSampler::kSeekSamplePeriod, 0u);
+  EXPECT_EQ(due, 1);  // at 100, not again
+  // Another iterator's sampler seeds other samples; the file's count is shared.
+  ReadSampler other(v.get(), 16384, 2, [&] { due++; });
+  const uint64_t before = f30.seeks.charged();
+  for (int i = 0; i < 1000; i++) other.Seeked("b");
+  EXPECT_GT(f30.seeks.charged(), before);
+  EXPECT_EQ(due, 1);
 }
 
 // Pending compaction bytes: nothing while every level is under its target; all of L0 and L1

@@ -133,6 +133,10 @@ DEFINE_uint64(hard_pending_compaction_bytes_limit, 256ull << 30,
               "Estimated pending compaction bytes that stop writes (0: off)");
 DEFINE_uint64(delayed_write_rate, 16ull << 20, "Bytes per second of slowed-down writes");
 DEFINE_bool(disable_auto_compactions, false, "Do not schedule compactions automatically");
+DEFINE_uint64(read_compaction_bytes_per_seek,
+              shale::ColumnFamilyOptions().read_compaction_bytes_per_seek,
+              "Seeks that find a file overlapping other sorted runs compact it after its size "
+              "over this many seeks (at least 100); 0: no read-triggered compactions");
 DEFINE_bool(avoid_flush_during_recovery, false, "Keep recovered WAL data in the memtable");
 DEFINE_int32(open_files, -1, "Table files kept open (-1: unbounded)");
 DEFINE_string(merge_operator, "", "Merge operator by name (StringAppendOperator, uint64add)");
@@ -504,6 +508,7 @@ class Benchmark {
     o.hard_pending_compaction_bytes_limit = FLAGS_hard_pending_compaction_bytes_limit;
     o.delayed_write_rate = FLAGS_delayed_write_rate;
     o.disable_auto_compactions = FLAGS_disable_auto_compactions;
+    o.read_compaction_bytes_per_seek = FLAGS_read_compaction_bytes_per_seek;
     o.avoid_flush_during_recovery = FLAGS_avoid_flush_during_recovery;
     o.use_direct_reads = FLAGS_use_direct_reads;
     o.memtable_bloom_size_ratio = FLAGS_memtable_bloom_size_ratio;

@@ -244,6 +244,18 @@ struct ColumnFamilyOptions {
   // No compactions are scheduled automatically (CompactRange still works), and the L0
   // slowdown and stop triggers do not apply: nothing would bring L0 down.
   bool disable_auto_compactions = false;
+  // Read-triggered compaction of L0 (after LevelDB's seek compaction and Pebble's read
+  // compaction): an iterator seek landing on a key that an L0 file and another sorted run (an
+  // older L0 file, a deeper level) both hold charges the newest such L0 file; iterators sample
+  // one seek in 16 and charge it 16. Once an L0 file has been charged max(100, its size /
+  // read_compaction_bytes_per_seek) seeks, L0 is compacted into the level below as if it had
+  // reached its trigger, when no compaction is due by level sizes and the family has no
+  // memtable waiting for flush — unless that would rewrite more than 10 × target_file_size_base,
+  // or 35 times L0's bytes, of the level below. A DB read after a load then stops paying, seek
+  // after seek, for the L0 files the load happened to leave. Point lookups charge nothing (their
+  // filters skip files that cannot hold the key). Counted in COMPACT_READ_TRIGGERED. 0: off.
+  // Can change between opens.
+  uint64_t read_compaction_bytes_per_seek = 16384;
 
   // ---- Table format ----
   CompressionType compression = CompressionType::kNoCompression;

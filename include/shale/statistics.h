@@ -63,6 +63,9 @@ enum Tickers : uint32_t {
   // than max_sequential_skip_in_iterations of them (going backward: that sought to decide a
   // key with more entries than that).
   NUMBER_OF_RESEEKS_IN_ITERATION,
+  // Compactions started because seeks found a file's key range overlapping other sorted runs
+  // (ColumnFamilyOptions::read_compaction_bytes_per_seek).
+  COMPACT_READ_TRIGGERED,
   TICKER_ENUM_MAX
 };
 

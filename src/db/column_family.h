@@ -101,6 +101,9 @@ class ColumnFamilyData : public std::enable_shared_from_this<ColumnFamilyData> {
 
   // Compaction and stall bookkeeping (the DB mutex).
   std::vector<std::string> compact_pointers;  // per level
+  // A seek brought a file of the family to its allowed seeks (read_compaction.h): the picker
+  // looks for read-triggered compactions until it finds none left to run.
+  bool read_compaction_due = false;
   struct LevelCompactionStats {
     uint64_t compactions = 0;  // merging compactions
     uint64_t moves = 0;        // files moved down unchanged

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "src/db/read_compaction.h"
 #include "src/db/version_set.h"
 #include "src/util/invariants.h"
 
@@ -361,6 +362,44 @@ std::unique_ptr<Compaction> PickCompaction(const FamilyConfig& family,
     return c;
   }
   return nullptr;
+}
+
+std::unique_ptr<Compaction> PickReadCompaction(const FamilyConfig& family,
+                                               std::shared_ptr<Version> version,
+                                               const std::vector<const Compaction*>& running,
+                                               bool* blocked) {
+  *blocked = false;
+  const Options& o = *family.options;
+  if (o.read_compaction_bytes_per_seek == 0 || version->num_levels() < 2) return nullptr;
+  const FileList& l0 = version->files(0);
+  std::vector<std::shared_ptr<FileMetaData>> due;
+  for (const auto& f : l0) {
+    if (!f->read_compaction_refused && SeeksExhausted(*f, o.read_compaction_bytes_per_seek)) {
+      due.push_back(f);
+    }
+  }
+  if (due.empty()) return nullptr;
+  const LevelTargets targets = ComputeLevelTargets(o, *version);
+  auto c = std::make_unique<Compaction>(version, 0, OutputLevel(targets, 0), OutputFileSize(family));
+  c->mutable_inputs(0) = l0;  // L0 goes down whole
+  const Comparator* ucmp = family.icmp->user_comparator();
+  if (AnyBusy(l0) || !AddNextLevelInputs(ucmp, c.get()) || OutputConflicts(ucmp, *c, running)) {
+    *blocked = true;
+    return nullptr;
+  }
+  auto bytes = [](const FileList& files) {
+    uint64_t n = 0;
+    for (const auto& f : files) n += f->file_size;
+    return n;
+  };
+  const uint64_t in = bytes(c->inputs(0)), next = bytes(c->inputs(1));
+  if (next > 10 * o.target_file_size_base || next / 35 > in) {
+    for (const auto& f : due) f->read_compaction_refused = true;
+    return nullptr;
+  }
+  // Invariant: as PickCompaction's.
+  SHALE_ASSERT(InputsComplete(ucmp, *c));
+  return c;
 }
 
 std::unique_ptr<Compaction> RangeCompaction(const FamilyConfig& family,

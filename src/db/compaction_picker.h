@@ -51,6 +51,16 @@ std::unique_ptr<Compaction> PickCompaction(const FamilyConfig& family,
                                            std::shared_ptr<Version> version,
                                            const std::vector<const Compaction*>& running,
                                            std::vector<std::string>* compact_pointers);
+// A read-triggered compaction (read_compaction.h): when an L0 file has exhausted its allowed
+// seeks and is not refused, every L0 file into the base level, with the base level's
+// overlapping files. When that would take more than 10 × target_file_size_base, or 35 × L0's
+// bytes, of the base level, the exhausted files are marked read_compaction_refused instead.
+// Null when there is none to run now; *blocked then says whether one waits on inputs or key
+// ranges that running compactions hold.
+std::unique_ptr<Compaction> PickReadCompaction(const FamilyConfig& family,
+                                               std::shared_ptr<Version> version,
+                                               const std::vector<const Compaction*>& running,
+                                               bool* blocked);
 // The highest level score (>= 1 means a compaction is due).
 double MaxCompactionScore(const FamilyConfig& family, const Version& version);
 // The bytes compaction would read and write to bring every level under its target (0 when no

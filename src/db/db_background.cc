@@ -22,6 +22,7 @@
 #include "src/db/db_impl.h"
 #include "src/util/clock.h"
 #include "src/util/invariants.h"
+#include "src/util/test_hook.h"
 
 namespace shale {
 
@@ -313,7 +314,19 @@ bool DBImpl::NeedsCompaction() const {
 
 bool DBImpl::NeedsCompaction(const ColumnFamilyData& cfd) const {
   return !cfd.options.disable_auto_compactions &&
-         MaxCompactionScore(cfd.config(), *versions_->current(cfd.id)) >= 1;
+         (MaxCompactionScore(cfd.config(), *versions_->current(cfd.id)) >= 1 ||
+          ReadCompactionDue(cfd));
+}
+
+bool DBImpl::ReadCompactionDue(const ColumnFamilyData& cfd) const {
+  return cfd.read_compaction_due && cfd.imm.empty() &&
+         cfd.options.read_compaction_bytes_per_seek > 0;
+}
+
+void DBImpl::RequestReadCompaction(ColumnFamilyData* cfd) {
+  MutexLock l(&mutex_);
+  cfd->read_compaction_due = true;
+  bg_work_cv_.SignalAll();
 }
 
 int DBImpl::MaxCompactions() const {
@@ -396,6 +409,7 @@ Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdi
   Status s;
   {
     mutex_.Unlock();
+    SHALE_TEST_HOOK("DBImpl::WriteLevel0Table:Unlocked");
     std::unique_ptr<InternalIterator> iter = mem->NewIterator();
     const auto tombstones = mem->RangeTombstones();
     s = BuildTable(dbname_, fs_.get(), TableFileOptions(), options, iter.get(), &meta, &filter,

@@ -51,7 +51,8 @@ std::vector<SequenceNumber> DBImpl::SnapshotSequences() const {
 // ---------------------------------------------------------------- background compaction
 
 bool DBImpl::BackgroundCompaction() {
-  // The families by their highest score, the first that has a compaction to run wins.
+  // The families by their highest score, the first that has a compaction to run wins; when none
+  // is due by level sizes, the first that seeks asked for a read-triggered one.
   std::vector<std::pair<double, std::shared_ptr<ColumnFamilyData>>> due;
   for (const auto& [id, cfd] : families_) {
     if (!NeedsCompaction(*cfd)) continue;
@@ -59,18 +60,34 @@ bool DBImpl::BackgroundCompaction() {
   }
   std::stable_sort(due.begin(), due.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
+  auto running_in = [this](uint32_t family) {
+    std::vector<const Compaction*> running;
+    for (const RunningCompaction& r : running_compactions_) {
+      if (r.family == family) running.push_back(r.compaction);
+    }
+    return running;
+  };
   std::shared_ptr<ColumnFamilyData> cfd;
   std::unique_ptr<Compaction> c;
   for (const auto& [score, candidate] : due) {
-    std::vector<const Compaction*> running;
-    for (const RunningCompaction& r : running_compactions_) {
-      if (r.family == candidate->id) running.push_back(r.compaction);
-    }
-    c = PickCompaction(candidate->config(), versions_->current(candidate->id), running,
-                       &candidate->compact_pointers);
+    c = PickCompaction(candidate->config(), versions_->current(candidate->id),
+                       running_in(candidate->id), &candidate->compact_pointers);
     if (c != nullptr) {
       cfd = candidate;
       break;
+    }
+  }
+  for (size_t i = 0; c == nullptr && i < due.size(); i++) {
+    const std::shared_ptr<ColumnFamilyData>& candidate = due[i].second;
+    if (!ReadCompactionDue(*candidate)) continue;
+    bool blocked = false;
+    c = PickReadCompaction(candidate->config(), versions_->current(candidate->id),
+                           running_in(candidate->id), &blocked);
+    if (c != nullptr) {
+      cfd = candidate;
+      if (stats_ != nullptr) stats_->recordTick(COMPACT_READ_TRIGGERED);
+    } else if (!blocked) {
+      candidate->read_compaction_due = false;  // none left to run
     }
   }
   if (c == nullptr) return false;

@@ -266,6 +266,12 @@ class DBImpl final : public DB {
   std::vector<VersionEdit> AdvanceIdleLogNumbers(uint32_t except) const REQUIRES(mutex_);
   bool NeedsCompaction() const REQUIRES(mutex_);
   bool NeedsCompaction(const ColumnFamilyData& cfd) const REQUIRES(mutex_);
+  // cfd may have a read-triggered compaction to run: a seek exhausted one of its files'
+  // allowed seeks, and no memtable waits for flush (writes are then likely to bring
+  // compactions of their own).
+  bool ReadCompactionDue(const ColumnFamilyData& cfd) const REQUIRES(mutex_);
+  // Called by an iterator's ReadSampler when a file of cfd has exhausted its allowed seeks.
+  void RequestReadCompaction(ColumnFamilyData* cfd) EXCLUDES(mutex_);
   // Compactions that may run at once (Options::max_background_compactions, or derived from
   // max_background_jobs), and how many may run now: all of them while compaction is behind
   // (CompactionBehind), otherwise one.
@@ -502,6 +508,8 @@ class DBImpl final : public DB {
   std::unordered_set<const Snapshot*> live_snapshots_ GUARDED_BY(snapshot_mu_);
   // Iterators not yet destroyed: Close refuses while any is alive.
   std::atomic<int64_t> live_iterators_{0};
+  // Seeds the iterators' ReadSamplers (each samples other seeks).
+  std::atomic<uint64_t> iterator_seed_{0};
 
   // Background work.
   std::vector<std::thread> bg_threads_;

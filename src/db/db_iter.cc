@@ -17,7 +17,7 @@ class DBIter final : public Iterator {
  public:
   DBIter(const Comparator* ucmp, const MergeOperator* merge_operator, Statistics* stats,
          std::unique_ptr<InternalIterator> iter, SequenceNumber sequence,
-         const DBIterOptions& options)
+         const DBIterOptions& options, std::unique_ptr<ReadSampler> sampler)
       : ucmp_(ucmp),
         merge_operator_(merge_operator),
         stats_(stats),
@@ -31,7 +31,8 @@ class DBIter final : public Iterator {
         max_skip_(options.max_sequential_skip_in_iterations),
         tombstones_(options.range_tombstones != nullptr && !options.range_tombstones->empty()
                         ? options.range_tombstones
-                        : nullptr) {}
+                        : nullptr),
+        sampler_(std::move(sampler)) {}
 
   bool Valid() const override { return valid_; }
   Slice key() const override { return Slice(key_); }
@@ -67,6 +68,7 @@ class DBIter final : public Iterator {
       SeekPastCovered(from, /*backward=*/false);
     }
     FindNextUserEntry(false, Slice());
+    Sample();
   }
   void Next() override {
     SHALE_ASSERT(valid_);
@@ -102,6 +104,7 @@ class DBIter final : public Iterator {
     }
     reverse_ = true;
     PrevUserEntry();
+    Sample();
   }
   void Prev() override {
     SHALE_ASSERT(valid_);
@@ -129,6 +132,11 @@ class DBIter final : public Iterator {
   // A seek to key: with prefix_same_as_start, only keys of key's prefix are shown until the
   // next seek. true: the seek should be a prefix seek (the internal iterator may skip what
   // its filters rule out).
+  // After a seek: the key it landed on goes to the sampler.
+  void Sample() {
+    if (valid_ && sampler_ != nullptr) sampler_->Seeked(Slice(key_));
+  }
+
   bool StartPrefix(const Slice& key) {
     if (extractor_ == nullptr || !extractor_->InDomain(key)) return false;
     const Slice p = extractor_->Transform(key);
@@ -575,6 +583,7 @@ class DBIter final : public Iterator {
     std::string until;
   } no_skip_;
   std::string newer_key_;  // FindNextUserEntry: the key of a run of entries newer than the read
+  const std::unique_ptr<ReadSampler> sampler_;  // may be null
 };
 
 class ErrorIterator final : public Iterator {
@@ -600,9 +609,10 @@ class ErrorIterator final : public Iterator {
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         const MergeOperator* merge_operator, Statistics* stats,
                                         std::unique_ptr<InternalIterator> internal,
-                                        SequenceNumber sequence, const DBIterOptions& options) {
+                                        SequenceNumber sequence, const DBIterOptions& options,
+                                        std::unique_ptr<ReadSampler> sampler) {
   return std::make_unique<DBIter>(user_comparator, merge_operator, stats, std::move(internal),
-                                  sequence, options);
+                                  sequence, options, std::move(sampler));
 }
 
 std::unique_ptr<Iterator> NewErrorIterator(const Status& status) {

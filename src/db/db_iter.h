@@ -17,6 +17,7 @@
 #include "shale/snapshot.h"
 #include "src/base/internal_iterator.h"
 #include "src/base/range_tombstone.h"
+#include "src/db/read_compaction.h"
 
 namespace shale {
 
@@ -42,11 +43,14 @@ struct DBIterOptions {
   std::shared_ptr<const RangeTombstoneSet> range_tombstones;
 };
 
+// sampler (may be null) is told the key of every seek that lands on one (read-triggered
+// compaction).
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         const MergeOperator* merge_operator, Statistics* stats,
                                         std::unique_ptr<InternalIterator> internal,
                                         SequenceNumber sequence,
-                                        const DBIterOptions& options = DBIterOptions());
+                                        const DBIterOptions& options = DBIterOptions(),
+                                        std::unique_ptr<ReadSampler> sampler = nullptr);
 
 // An iterator that is never valid and reports status.
 std::unique_ptr<Iterator> NewErrorIterator(const Status& status);

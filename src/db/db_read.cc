@@ -414,9 +414,21 @@ std::unique_ptr<Iterator> DBImpl::NewIteratorImpl(const ReadOptions& options,
     iter_options.range_tombstones =
         std::make_shared<const RangeTombstoneSet>(std::move(tombstones));
   }
-  auto iter = NewDBIterator(
-      family.options.comparator, family.options.merge_operator.get(), stats_,
-      NewMergingIterator(&family.icmp, std::move(children), std::move(merging)), seq, iter_options);
+  std::unique_ptr<ReadSampler> sampler;
+  if (family.options.read_compaction_bytes_per_seek > 0 &&
+      !family.options.disable_auto_compactions) {
+    // The family (cfd, which sv->cfd is) outlives the sampler: the iterator's SuperVersion
+    // holds it.
+    ColumnFamilyData* requester = cfd;
+    sampler = std::make_unique<ReadSampler>(
+        sv->current.get(), family.options.read_compaction_bytes_per_seek,
+        iterator_seed_.fetch_add(1, std::memory_order_relaxed),
+        [this, requester] { RequestReadCompaction(requester); });
+  }
+  auto iter =
+      NewDBIterator(family.options.comparator, family.options.merge_operator.get(), stats_,
+                    NewMergingIterator(&family.icmp, std::move(children), std::move(merging)), seq,
+                    iter_options, std::move(sampler));
   // The iterator keeps its SuperVersion (memtables and table files) alive.
   auto* hold = new std::shared_ptr<SuperVersion>(std::move(sv));
   iter->RegisterCleanup(

@@ -352,6 +352,29 @@ bool Version::RangeNotInLevelsBelow(int level, const Slice& start, const Slice& 
   return true;
 }
 
+const FileMetaData* Version::L0FileOverlappingOtherRuns(const Slice& user_key) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  auto holds = [&](const FileMetaData& f) {
+    return ucmp->Compare(user_key, ExtractUserKey(f.smallest)) >= 0 &&
+           ucmp->Compare(user_key, ExtractUserKey(f.largest)) <= 0;
+  };
+  const FileMetaData* top = nullptr;
+  for (const auto& f : files_[0]) {  // newest first
+    if (!holds(*f)) continue;
+    if (top != nullptr) return top;
+    top = f.get();
+  }
+  if (top == nullptr) return nullptr;
+  for (int level = 1; level < num_levels(); level++) {
+    const FileList& files = files_[level];
+    auto it = std::partition_point(files.begin(), files.end(), [&](const auto& f) {
+      return ucmp->Compare(ExtractUserKey(f->largest), user_key) < 0;
+    });
+    if (it != files.end() && holds(**it)) return top;
+  }
+  return nullptr;
+}
+
 bool Version::KeyNotInLevelsBelow(int level, const Slice& user_key) const {
   SHALE_ASSERT(level >= 0);
   const Comparator* ucmp = icmp_->user_comparator();

@@ -74,6 +74,10 @@ class Version {
                     std::vector<SequenceNumber>* newest = nullptr) const;
   // Files of level whose user-key range meets [begin, end] (null: unbounded).
   FileList OverlappingInputs(int level, const Slice* begin, const Slice* end) const;
+  // The newest L0 file whose key range holds user_key when another sorted run (an older L0
+  // file, a deeper level) holds it too; null otherwise. What a seek landing on user_key charges
+  // (read_compaction.h).
+  const FileMetaData* L0FileOverlappingOtherRuns(const Slice& user_key) const;
   // True when no level below `level` holds user_key (deletions can then be dropped).
   bool KeyNotInLevelsBelow(int level, const Slice& user_key) const;
   // True when no level below `level` has a file whose range meets [start, end) (a range

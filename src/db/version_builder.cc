@@ -30,7 +30,8 @@ Status VersionBuilder::Apply(const VersionEdit& edit) {
   for (const auto& [level, meta] : edit.new_files()) {
     if (level >= num_levels_) return beyond(level);
     auto f = std::make_shared<FileMetaData>(meta);
-    f->being_compacted = false;  // a moved file arrives with its old flag
+    f->being_compacted = false;  // a moved file arrives with its old flags
+    f->read_compaction_refused = false;
     // Added again without being deleted: two descriptions of one file, and no telling which
     // is right. (Another level's copy is caught by SaveTo.)
     if (!levels_[level].emplace(meta.number, std::move(f)).second) {

@@ -50,6 +50,7 @@ constexpr std::array<const char*, TICKER_ENUM_MAX> kTickerNames = {
     "shale.compaction.range.del.files.skipped",
     "shale.compaction.range.del.bytes.skipped",
     "shale.number.reseeks.iteration",
+    "shale.compact.read.triggered",
 };
 
 constexpr std::array<const char*, HISTOGRAM_ENUM_MAX> kHistogramNames = {
