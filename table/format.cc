@@ -227,24 +227,36 @@ Status ReadaheadBuffer::ReadBlock(const RandomAccessFile* file, uint64_t file_si
   if (off < start_ || off + n > start_ + len_) {
     const size_t want =
         static_cast<size_t>(std::min<uint64_t>(std::max(readahead_, n), file_size - off));
-    if (want > capacity_) {
-      window_ = std::make_unique_for_overwrite<char[]>(want);
-      capacity_ = want;
+    // Under direct IO the window reads the aligned range around [off, off + want) in place:
+    // one buffer for the reader's life, where a buffer per refill (2 MiB for compactions) left
+    // glibc's heaps holding well over a hundred MB that no live allocation used.
+    const size_t align = std::max<size_t>(file->GetRequiredBufferAlignment(), 16);
+    const uint64_t from = off / align * align;
+    const size_t len = static_cast<size_t>((off + want + align - 1) / align * align - from);
+    if (len > capacity_) {
+      window_.reset(static_cast<char*>(std::aligned_alloc(align, len)));
+      if (window_ == nullptr) {
+        capacity_ = 0;
+        len_ = 0;
+        return Status::IOError("out of memory reading a file");
+      }
+      capacity_ = len;
     }
     len_ = 0;
     Slice got;
-    Status s = ReadRange(file, off, want, &got, window_.get());
+    Status s = file->Read(from, len, &got, window_.get());
     if (!s.ok()) {
       return Status::IOError(fmt::format("{}: reading block at offset {}", file_name, off),
                              s.ToString());
     }
     if (got.data() != window_.get()) std::memmove(window_.get(), got.data(), got.size());
-    start_ = off;
+    start_ = from;
     len_ = got.size();
     readahead_ = std::min(max_readahead_, readahead_ * 2);
-    if (len_ < n) {
+    if (off + n > start_ + len_) {
+      const uint64_t have = start_ + len_ > off ? start_ + len_ - off : 0;
       return Status::Corruption(fmt::format(
-          "{}: block at offset {} truncated (read {} of {} bytes)", file_name, off, len_, n));
+          "{}: block at offset {} truncated (read {} of {} bytes)", file_name, off, have, n));
     }
   }
   const Slice raw(window_.get() + (off - start_), n);

@@ -147,7 +147,7 @@ class ReadaheadBuffer {
   uint64_t start_ = 0;
   size_t len_ = 0;
   size_t capacity_ = 0;
-  std::unique_ptr<char[]> window_;
+  std::unique_ptr<char, void (*)(void*)> window_{nullptr, &std::free};  // aligned for direct IO
 };
 
 // Reads the block at handle from file (of file_size bytes, for a clear error when the handle

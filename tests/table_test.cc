@@ -26,6 +26,7 @@
 #include "table/block.h"
 #include "table/block_builder.h"
 #include "table/filter_block.h"
+#include "table/format.h"
 #include "table/table_builder.h"
 #include "table/table_reader.h"
 #include "tests/fault_injection_fs.h"
@@ -550,6 +551,70 @@ TEST(BlockTest, PrefixIndexedBlocksAnswerAsPlainOnes) {
 }
 
 // ---- Filters ----
+
+// A file held in memory that refuses reads as O_DIRECT does (offset, length and buffer not
+// aligned to its alignment) and counts the reads and the buffers they went to.
+class DirectIoMemoryFile final : public RandomAccessFile {
+ public:
+  DirectIoMemoryFile(std::string data, size_t align) : data_(std::move(data)), align_(align) {}
+  Status Read(uint64_t offset, size_t n, Slice* result, char* scratch) const override {
+    if (offset % align_ != 0 || n % align_ != 0 ||
+        reinterpret_cast<uintptr_t>(scratch) % align_ != 0) {
+      return Status::InvalidArgument("unaligned direct read");
+    }
+    reads++;
+    buffers.insert(scratch);
+    const size_t have = offset < data_.size() ? std::min(n, data_.size() - offset) : 0;
+    if (have > 0) std::memcpy(scratch, data_.data() + offset, have);
+    *result = Slice(scratch, have);
+    return Status::OK();
+  }
+  size_t GetRequiredBufferAlignment() const override { return align_; }
+  bool use_direct_io() const override { return true; }
+  mutable int reads = 0;
+  mutable std::set<const char*> buffers;
+
+ private:
+  const std::string data_;
+  const size_t align_;
+};
+
+// Under direct IO the readahead window reads aligned ranges straight into one buffer of its own
+// (growing with the readahead), and serves the blocks inside them; a block cut off by the end of
+// the file is Corruption.
+TEST(ReadaheadBufferTest, DirectIoReadsAlignedRangesIntoOneWindow) {
+  std::string data;
+  std::vector<BlockHandle> handles;
+  for (int i = 0; i < 100; i++) {
+    const std::string contents(700 + 37 * (i % 5), static_cast<char>('a' + i % 26));
+    handles.emplace_back(data.size(), contents.size());
+    data += contents;
+    data.push_back(static_cast<char>(CompressionType::kNoCompression));
+    PutFixed32(&data, 0);  // checksums are not verified here
+  }
+  const uint64_t size = data.size();
+  const std::string tail = "cut";  // a block whose trailer the file does not hold
+  data += tail;
+  DirectIoMemoryFile file(data, 512);
+  ReadaheadBuffer window(4096, 16384);
+  for (int i = 0; i < 100; i++) {
+    BlockContents contents;
+    Status s = window.ReadBlock(&file, data.size(), "f", handles[i], false, &contents);
+    ASSERT_TRUE(s.ok()) << i << " " << s.ToString();
+    ASSERT_EQ(contents.data.size(), handles[i].size());
+    EXPECT_EQ(contents.data[0], static_cast<char>('a' + i % 26)) << i;
+    EXPECT_EQ(contents.data[contents.data.size() - 1], static_cast<char>('a' + i % 26)) << i;
+  }
+  // ~80 KB read 4, 8, then 16 KiB at a time; a buffer for each size the window grew to.
+  EXPECT_LE(file.reads, 10);
+  EXPECT_LE(file.buffers.size(), 3u);
+  BlockContents contents;
+  // The file is shorter than the size it was opened with.
+  Status s = window.ReadBlock(&file, data.size() + 64, "f", BlockHandle(size, tail.size()), false,
+                              &contents);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.ToString().find("truncated"), std::string::npos) << s.ToString();
+}
 
 TEST(FilterTest, NoFalseNegativesAndFalsePositiveRate) {
   constexpr int kKeys = 1000000;
