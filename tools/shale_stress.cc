@@ -83,6 +83,10 @@ DEFINE_uint64(max_bytes_for_level_base, 1 << 20, "L1 size");
 DEFINE_int32(max_background_jobs, 2, "Background jobs (4: up to 3 compactions at once)");
 DEFINE_int32(subcompactions, 1, "Parts an L0 compaction is split into");
 DEFINE_bool(level_compaction_dynamic_level_bytes, false, "Size levels from the bottom");
+DEFINE_uint64(read_compaction_bytes_per_seek,
+              shale::ColumnFamilyOptions().read_compaction_bytes_per_seek,
+              "Seeks that find an L0 file over other sorted runs compact L0 after the file's "
+              "size over this many of them (at least 100); 0: no read-triggered compactions");
 DEFINE_bool(enable_write_thread_adaptive_yield, shale::Options().enable_write_thread_adaptive_yield,
             "Queued writers spin briefly before they sleep");
 DEFINE_bool(enable_pipelined_write, shale::Options().enable_pipelined_write,
@@ -693,6 +697,7 @@ int Main() {
   options.max_background_jobs = FLAGS_max_background_jobs;
   options.max_subcompactions = static_cast<uint32_t>(std::max(FLAGS_subcompactions, 0));
   options.level_compaction_dynamic_level_bytes = FLAGS_level_compaction_dynamic_level_bytes;
+  options.read_compaction_bytes_per_seek = FLAGS_read_compaction_bytes_per_seek;
   options.enable_write_thread_adaptive_yield = FLAGS_enable_write_thread_adaptive_yield;
   options.enable_pipelined_write = FLAGS_enable_pipelined_write;
   options.atomic_flush = FLAGS_atomic_flush;
