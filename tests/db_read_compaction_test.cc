@@ -130,6 +130,43 @@ TEST_F(DBReadCompactionTest, FewSeeksPointLookupsOrTheOptionOffLeaveL0Alone) {
   }
 }
 
+// A request whose compaction is refused (an L0 table of a few keys over a level 35 times its
+// size and more) runs nothing, and WaitForCompact, which counts the request as pending work
+// until the picker has looked, returns.
+TEST_F(DBReadCompactionTest, RefusedRequestsRunNothingAndWaitForCompactReturns) {
+  Open();
+  Model model;
+  FillAndFlush(2000, "old", &model);
+  ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok());
+  FillAndFlush(10, "new", &model);  // keys 0-9 only
+  ASSERT_EQ(FilesAt(0), 1);
+  std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+  for (int i = 0; i < 2000; i++) {
+    it->Seek(NumberedKey(i % 10));
+    ASSERT_TRUE(it->Valid());
+  }
+  it.reset();
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE(db_->WaitForCompact().ok());
+    returned.store(true);
+  });
+  for (int i = 0; i < 3000 && !returned.load(); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(returned.load()) << "WaitForCompact still waiting after 30 s";
+  if (!returned.load()) {
+    // A finished flush wakes the waiter, so that the test fails rather than hangs.
+    ASSERT_TRUE(Put("wake", "up").ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+    model["wake"] = "up";
+  }
+  waiter.join();
+  EXPECT_EQ(ReadCompactions(), 0u);
+  EXPECT_EQ(FilesAt(0), returned.load() ? 1 : 2);
+  ExpectContents(model);
+}
+
 // A memtable waiting for flush holds read-triggered compactions back (the flush brings its own
 // compactions); once it is flushed, the request made meanwhile runs.
 TEST_F(DBReadCompactionTest, WaitsWhileAMemtableWaitsForFlush) {

@@ -87,7 +87,9 @@ bool DBImpl::BackgroundCompaction() {
       cfd = candidate;
       if (stats_ != nullptr) stats_->recordTick(COMPACT_READ_TRIGGERED);
     } else if (!blocked) {
-      candidate->read_compaction_due = false;  // none left to run
+      // None left to run: waiters (WaitForCompact) counted this request as pending work.
+      candidate->read_compaction_due = false;
+      bg_done_cv_.SignalAll();
     }
   }
   if (c == nullptr) return false;
