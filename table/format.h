@@ -136,7 +136,7 @@ class ReadaheadBuffer {
   explicit ReadaheadBuffer(size_t readahead, size_t max_readahead = 0)
       : readahead_(readahead), max_readahead_(std::max(readahead, max_readahead)) {}
   // As ReadBlock, but from the window when it holds the whole block; otherwise the window is
-  // refilled starting at the block.
+  // refilled from the block on (under direct IO from the aligned offset at or before it).
   [[nodiscard]] Status ReadBlock(const RandomAccessFile* file, uint64_t file_size,
                                  const std::string& file_name, const BlockHandle& handle,
                                  bool verify_checksum, BlockContents* contents);

@@ -248,13 +248,13 @@ struct ColumnFamilyOptions {
   // compaction): an iterator seek landing on a key that an L0 file and another sorted run (an
   // older L0 file, a deeper level) both hold charges the newest such L0 file; iterators sample
   // one seek in 16 and charge it 16. Once an L0 file has been charged max(100, its size /
-  // read_compaction_bytes_per_seek) seeks, L0 is compacted into the level below as if it had
-  // reached its trigger, when no compaction is due by level sizes and the family has no
-  // memtable waiting for flush — unless that would rewrite more than 10 × target_file_size_base,
-  // or 35 times L0's bytes, of the level below. A DB read after a load then stops paying, seek
-  // after seek, for the L0 files the load happened to leave. Point lookups charge nothing (their
-  // filters skip files that cannot hold the key). Counted in COMPACT_READ_TRIGGERED. 0: off.
-  // Can change between opens.
+  // read_compaction_bytes_per_seek) seeks, L0 is compacted into the level L0 compacts to (the
+  // base level) as if it had reached its trigger, when the picker finds no compaction by level
+  // sizes to run and the family has no memtable waiting for flush — unless that would rewrite
+  // more than 10 × target_file_size_base, or 35 times L0's bytes, of that level. A DB read after
+  // a load then stops paying, seek after seek, for the L0 files the load happened to leave.
+  // Point lookups charge nothing (their filters skip files that cannot hold the key). Counted
+  // in COMPACT_READ_TRIGGERED. 0 (or disable_auto_compactions): off. Can change between opens.
   uint64_t read_compaction_bytes_per_seek = 16384;
 
   // ---- Table format ----

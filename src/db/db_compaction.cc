@@ -60,7 +60,7 @@ bool DBImpl::BackgroundCompaction() {
   }
   std::stable_sort(due.begin(), due.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  auto running_in = [this](uint32_t family) {
+  auto running_in = [this](uint32_t family) REQUIRES(mutex_) {
     std::vector<const Compaction*> running;
     for (const RunningCompaction& r : running_compactions_) {
       if (r.family == family) running.push_back(r.compaction);

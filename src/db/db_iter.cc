@@ -129,14 +129,14 @@ class DBIter final : public Iterator {
     no_skip_.valid = false;
   }
 
-  // A seek to key: with prefix_same_as_start, only keys of key's prefix are shown until the
-  // next seek. true: the seek should be a prefix seek (the internal iterator may skip what
-  // its filters rule out).
   // After a seek: the key it landed on goes to the sampler.
   void Sample() {
     if (valid_ && sampler_ != nullptr) sampler_->Seeked(Slice(key_));
   }
 
+  // A seek to key: with prefix_same_as_start, only keys of key's prefix are shown until the
+  // next seek. true: the seek should be a prefix seek (the internal iterator may skip what
+  // its filters rule out).
   bool StartPrefix(const Slice& key) {
     if (extractor_ == nullptr || !extractor_->InDomain(key)) return false;
     const Slice p = extractor_->Transform(key);
