@@ -11,11 +11,9 @@
 
 namespace shale {
 
-uint64_t Compaction::InputBytes() const {
+uint64_t Compaction::InputBytes(int which) const {
   uint64_t n = 0;
-  for (const auto& which : inputs_) {
-    for (const auto& f : which) n += f->file_size;
-  }
+  for (const auto& f : inputs_[which]) n += f->file_size;
   return n;
 }
 

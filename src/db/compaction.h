@@ -65,7 +65,9 @@ class Compaction {
     if (grandparents_.empty()) return target_output_file_size_;
     return target_output_file_size_ > UINT64_MAX / 2 ? UINT64_MAX : 2 * target_output_file_size_;
   }
-  uint64_t InputBytes() const;
+  // Bytes of all the input files, or of inputs(which) alone.
+  uint64_t InputBytes() const { return InputBytes(0) + InputBytes(1); }
+  uint64_t InputBytes(int which) const;
 
   // The smallest and largest user keys of the input files: every output lies within them.
   std::pair<Slice, Slice> UserKeyRange(const Comparator* ucmp) const;

@@ -380,19 +380,15 @@ std::unique_ptr<Compaction> PickReadCompaction(const FamilyConfig& family,
   }
   if (due.empty()) return nullptr;
   const LevelTargets targets = ComputeLevelTargets(o, *version);
-  auto c = std::make_unique<Compaction>(version, 0, OutputLevel(targets, 0), OutputFileSize(family));
+  auto c =
+      std::make_unique<Compaction>(version, 0, OutputLevel(targets, 0), OutputFileSize(family));
   c->mutable_inputs(0) = l0;  // L0 goes down whole
   const Comparator* ucmp = family.icmp->user_comparator();
   if (AnyBusy(l0) || !AddNextLevelInputs(ucmp, c.get()) || OutputConflicts(ucmp, *c, running)) {
     *blocked = true;
     return nullptr;
   }
-  auto bytes = [](const FileList& files) {
-    uint64_t n = 0;
-    for (const auto& f : files) n += f->file_size;
-    return n;
-  };
-  const uint64_t in = bytes(c->inputs(0)), next = bytes(c->inputs(1));
+  const uint64_t in = c->InputBytes(0), next = c->InputBytes(1);
   if (next > 10 * o.target_file_size_base || next / 35 > in) {
     for (const auto& f : due) f->read_compaction_refused = true;
     return nullptr;

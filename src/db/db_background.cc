@@ -319,8 +319,8 @@ bool DBImpl::NeedsCompaction(const ColumnFamilyData& cfd) const {
 }
 
 bool DBImpl::ReadCompactionDue(const ColumnFamilyData& cfd) const {
-  return cfd.read_compaction_due && cfd.imm.empty() &&
-         cfd.options.read_compaction_bytes_per_seek > 0;
+  // Only a ReadSampler sets the flag, and iterators get one only while the option is on.
+  return cfd.read_compaction_due && cfd.imm.empty();
 }
 
 void DBImpl::RequestReadCompaction(ColumnFamilyData* cfd) {
