@@ -84,6 +84,7 @@ run_phase() {
   end=$(date +%s.%N)
   sync
   local written=$(( ($(sectors_written) - before) * 512 ))
+  echo "$engine $phase $written" >>"$work/written"
   awk -v engine="$engine" -v phase="$phase" -v written="$written" -v user="$user_bytes" \
       -v secs="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" '
     BEGIN { ops = p50 = p99 = p999 = "-"; flush = compact = stall = rss = 0 }
@@ -172,6 +173,13 @@ awk '
     }
     if (r_peak > 0) printf "S8: peak RSS over S1-S6 %d KiB vs %d KiB: %.2f\n", s_peak, r_peak, s_peak / r_peak
   }' "$work/rows" | sort
+# S1-S3 together: an engine may leave compaction work at the end of S2 that it does in S3.
+awk '$2 == "S1" || $2 == "S2" || $2 == "S3" { w[$1] += $3 }
+  END { printf "S1-S3: device bytes %.0f MB vs %.0f MB: %.2f\n", w["shale"] / 1e6, w["rocksdb"] / 1e6,
+               (w["rocksdb"] > 0 ? w["shale"] / w["rocksdb"] : 0) }' "$work/written"
+awk '$2 == "S1" || $2 == "S2" || $2 == "S3" { c[$1] += $9 }
+  END { printf "S1-S3: compaction %d MB vs %d MB: %.2f\n", c["shale"], c["rocksdb"],
+               (c["rocksdb"] > 0 ? c["shale"] / c["rocksdb"] : 0) }' "$work/rows"
 awk '{ b[$1] = $3 } END { printf "S3: bytes on disk %d vs %d: %.2f\n", b["shale"], b["rocksdb"], b["shale"] / b["rocksdb"] }' "$work/disk"
 cat "$work/shape"
 
