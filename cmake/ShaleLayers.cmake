@@ -63,6 +63,7 @@ foreach(layer ${SHALE_LAYERS})
   target_compile_options(shale_${layer} PRIVATE ${SHALE_WARNINGS} ${SHALE_FUZZ_COVERAGE}
                                                 ${SHALE_LIBRARY_OPTIONS})
   target_link_libraries(shale_${layer} PRIVATE ${SHALE_LAYER_DEPS})
+  target_compile_definitions(shale_${layer} PRIVATE SHALE_VERSION_STRING="${PROJECT_VERSION}")
   set_target_properties(shale_${layer} PROPERTIES SHALE_LAYER_ROOT ${root})
   list(APPEND SHALE_LAYER_OBJECTS $<TARGET_OBJECTS:shale_${layer}>)
 endforeach()

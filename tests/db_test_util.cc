@@ -94,4 +94,28 @@ std::string DBTestBase::Contents(const Snapshot* snapshot) {
   return r;
 }
 
+void MemoryLogger::Logv(const char* format, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  const int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string message(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(message.data(), message.size() + 1, format, ap);
+  std::lock_guard<std::mutex> l(mu_);
+  messages_.push_back(std::move(message));
+}
+
+std::vector<std::string> MemoryLogger::messages() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return messages_;
+}
+
+bool MemoryLogger::Has(const std::string& needle) const {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const std::string& m : messages_) {
+    if (m.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace shale::test

@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdarg>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "shale/db.h"
+#include "shale/logger.h"
 #include "shale/merge_operator.h"
 
 namespace shale::test {
@@ -25,6 +29,22 @@ class ScratchDir {
 
  private:
   std::string path_;
+};
+
+// A Logger that keeps every message in memory (the level filter is the Logger base's): for
+// tests that read what a DB logged, or that keep its info log off a faulty file system.
+class MemoryLogger : public Logger {
+ public:
+  explicit MemoryLogger(InfoLogLevel level = INFO_LEVEL) : Logger(level) {}
+  using Logger::Logv;
+  void Logv(const char* format, va_list ap) override;
+  std::vector<std::string> messages() const;
+  // Whether some message contains needle.
+  bool Has(const std::string& needle) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> messages_;
 };
 
 // "key000042": fixed width, so byte order is numeric order.

@@ -7,6 +7,7 @@ packages=(
   g++ clang cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   liburing-dev libzstd-dev libfmt-dev libxxhash-dev libgflags-dev
+  python3  # tools/compaction_report.py (and its test)
 )
 # RocksDB's db_bench, for side-by-side comparisons (tools/compare_rocksdb.sh).
 # (/usr/bin/time measures peak memory for row B11; gnuplot draws the chart.)

@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "shale/comparator.h"
+#include "shale/logger.h"
 #include "shale/rate_limiter.h"
 #include "shale/slice.h"
 #include "shale/slice_transform.h"
@@ -72,6 +74,19 @@ struct DBOptions {
   // Paces flush writes (at kHigh) and compaction writes (at kLow) — or, by its mode, the blocks
   // compactions read — to its rate (null: unlimited). See shale/rate_limiter.h.
   std::shared_ptr<RateLimiter> rate_limiter;
+
+  // ---- Info log (shale/logger.h; docs/info-log.md) ----
+  // Where the DB says what it does: open and recovery, its options, flushes, compactions,
+  // deleted files, write stalls, background errors. Null: Open writes the file LOG (in
+  // db_log_dir if set, else in the DB directory) at info_log_level, after setting the previous
+  // one aside as LOG.old.<micros>; a LOG that cannot be created leaves the DB without one.
+  std::shared_ptr<Logger> info_log;
+  InfoLogLevel info_log_level = INFO_LEVEL;  // below NUM_INFO_LOG_LEVELS
+  std::string db_log_dir;                    // empty: the DB directory
+  // The LOG is set aside and started again once it holds this many bytes (0: only at Open).
+  uint64_t max_log_file_size = 0;
+  // LOG files kept, the live one included; the oldest old ones are deleted. >= 1.
+  uint64_t keep_log_file_num = 1000;
 
   // ---- Write path ----
   // A write group stops taking batches past this many bytes. > 0.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <filesystem>
 
 namespace shale {
 namespace {
@@ -36,9 +37,49 @@ std::string TempFileName(const std::string& dbname, uint64_t number) {
   return Numbered(dbname, number, "dbtmp");
 }
 
+std::string InfoLogDir(const std::string& dbname, const std::string& db_log_dir) {
+  return db_log_dir.empty() ? dbname : db_log_dir;
+}
+
+std::string InfoLogName(const std::string& dbname, const std::string& db_log_dir) {
+  if (db_log_dir.empty()) return "LOG";
+  std::error_code ec;
+  std::string prefix = std::filesystem::absolute(dbname, ec).lexically_normal().string();
+  if (ec) prefix = dbname;
+  while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+  for (char& c : prefix) {
+    const bool kept = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.';
+    if (!kept) c = '_';
+  }
+  return prefix + "_LOG";
+}
+
+std::string InfoLogFileName(const std::string& dbname, const std::string& db_log_dir) {
+  return InfoLogDir(dbname, db_log_dir) + "/" + InfoLogName(dbname, db_log_dir);
+}
+
+std::string OldInfoLogFileName(const std::string& dbname, const std::string& db_log_dir,
+                               uint64_t micros) {
+  return fmt::format("{}.old.{}", InfoLogFileName(dbname, db_log_dir), micros);
+}
+
+bool ParseInfoLogName(const std::string& entry, const std::string& log_name, uint64_t* micros) {
+  std::string_view s(entry);
+  *micros = 0;
+  if (!s.starts_with(log_name)) return false;
+  s.remove_prefix(log_name.size());
+  if (s.empty()) return true;
+  return s.starts_with(".old.") && ParseNumber(s.substr(5), micros);
+}
+
 bool ParseFileName(const std::string& name, uint64_t* number, FileType* type) {
   std::string_view s(name);
   *number = 0;
+  if (ParseInfoLogName(name, "LOG", number)) {
+    *type = FileType::kInfoLog;
+    return true;
+  }
   if (s == "LOCK") {
     *type = FileType::kLock;
     return true;

@@ -21,6 +21,7 @@
 #include "src/db/compaction_picker.h"
 #include "src/db/db_impl.h"
 #include "src/util/clock.h"
+#include "src/util/event_log.h"
 #include "src/util/invariants.h"
 #include "src/util/test_hook.h"
 
@@ -211,6 +212,19 @@ bool DBImpl::RoomWithoutLock() const {
   return !cfd.stall_possible.load(std::memory_order_relaxed) && !cfd.MemTableFull(*cfd.mem);
 }
 
+void DBImpl::NoteStallLocked(const char* reason, const std::string& family) {
+  if (std::string_view(reason) != stall_reason_ || family != stall_family_) {
+    if (std::string_view(reason) == "none") {
+      LogInfo(info_log_.get(), "[{}] Writes no longer stalled ({} ended)", stall_family_,
+              stall_reason_);
+    } else {
+      LogWarn(info_log_.get(), "[{}] Stalling writes: {}", family, reason);
+    }
+  }
+  stall_reason_ = reason;
+  stall_family_ = family;
+}
+
 Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer* leader) {
   // Most groups find room: they leave without mutex_, which background work holds while it
   // installs results.
@@ -231,9 +245,9 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer*
       // Slow down: the group's bytes pass at delayed_write_rate (WriteDelay).
       delayed = true;
       write_stall_active_.store(true, std::memory_order_relaxed);
-      stall_reason_ =
-          st.l0_slow != nullptr ? "level0-slowdown" : "pending-compaction-bytes-slowdown";
-      stall_family_ = slow->name;
+      NoteStallLocked(
+          st.l0_slow != nullptr ? "level0-slowdown" : "pending-compaction-bytes-slowdown",
+          slow->name);
       const uint64_t sleep = write_delay_.Delay(group_bytes, NowMicros());
       if (sleep > 0) {
         write_thread_.LeaderStalls();
@@ -252,16 +266,13 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer*
       write_stall_active_.store(true, std::memory_order_relaxed);
     }
     if (st.l0_stop != nullptr) {
-      stall_reason_ = "level0-stop";
-      stall_family_ = st.l0_stop->name;
+      NoteStallLocked("level0-stop", st.l0_stop->name);
       st.l0_stop->stall_count_l0_stop++;
     } else if (st.pending_stop != nullptr) {
-      stall_reason_ = "pending-compaction-bytes-stop";
-      stall_family_ = st.pending_stop->name;
+      NoteStallLocked("pending-compaction-bytes-stop", st.pending_stop->name);
       st.pending_stop->stall_count_pending_stop++;
     } else if (st.memtable_limit != nullptr) {
-      stall_reason_ = "memtable-limit";
-      stall_family_ = st.memtable_limit->name;
+      NoteStallLocked("memtable-limit", st.memtable_limit->name);
       st.memtable_limit->stall_count_memtable++;
     } else if (!earlier_groups_done && !st.full.empty()) {
       // Pipelined: earlier groups may still insert into the memtables about to be switched
@@ -274,8 +285,7 @@ Status DBImpl::MakeRoomForWrite(uint64_t group_bytes, const WriteThread::Writer*
       continue;
     } else {
       if (!delayed) {
-        stall_reason_ = "none";
-        stall_family_.clear();
+        NoteStallLocked("none", std::string());
         write_stall_active_.store(false, std::memory_order_relaxed);
       }
       Status s = SwitchMemtables(st.full);
@@ -397,7 +407,8 @@ void DBImpl::BackgroundThread() {
 
 // ---------------------------------------------------------------- flush
 
-Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit) {
+Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit,
+                                uint64_t* job_id) {
   FileMetaData meta;
   meta.number = versions_->NewFileNumber();
   pending_outputs_.insert(meta.number);
@@ -406,14 +417,30 @@ Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdi
   // sequence newer than all of mem's entries, so it needs only their newest.
   const std::vector<SequenceNumber> snapshots = SnapshotSequences();
   const FlushFilter filter{&snapshots};
+  const uint64_t job = next_job_id_.fetch_add(1, std::memory_order_relaxed);
+  if (job_id != nullptr) *job_id = job;
   Status s;
   {
     mutex_.Unlock();
     SHALE_TEST_HOOK("DBImpl::WriteLevel0Table:Unlocked");
+    const uint64_t start = NowMicros();
+    EventLog("flush_started", job)
+        .Add("cf_name", cfd->name)
+        .Add("num_entries", mem->num_entries())
+        .Add("memory_usage", mem->ApproximateMemoryUsage())
+        .Write(info_log_.get());
     std::unique_ptr<InternalIterator> iter = mem->NewIterator();
     const auto tombstones = mem->RangeTombstones();
     s = BuildTable(dbname_, fs_.get(), TableFileOptions(), options, iter.get(), &meta, &filter,
                    cfd->options.rate_limiter.get(), stats_, tombstones.get());
+    if (s.ok() && meta.file_size > 0) {
+      LogTableFileCreation(job, cfd->name, 0, meta);
+    } else if (!s.ok()) {
+      LogError(info_log_.get(), "[{}] [JOB {}] Flush failed: {}", cfd->name, job, s.ToString());
+    }
+    LogInfo(info_log_.get(), "[{}] [JOB {}] Level-0 flush table #{}: {} bytes in {} us {}",
+            cfd->name, job, meta.number, meta.file_size, NowMicros() - start,
+            s.ok() ? "OK" : s.ToString());
     mutex_.Lock();
   }
   if (s.ok() && meta.file_size > 0) {
@@ -426,6 +453,28 @@ Status DBImpl::WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdi
     pending_outputs_.erase(meta.number);
   }
   return s;
+}
+
+void DBImpl::LogTableFileCreation(uint64_t job, const std::string& family, int level,
+                                  const FileMetaData& f) const {
+  EventLog("table_file_creation", job)
+      .Add("cf_name", family)
+      .Add("level", level)
+      .Add("file_number", f.number)
+      .Add("file_size", f.file_size)
+      .Add("smallest_seqno", f.smallest_seqno)
+      .Add("largest_seqno", f.largest_seqno)
+      .Add("num_range_deletions", f.num_range_deletions)
+      .Write(info_log_.get());
+}
+
+std::vector<int> DBImpl::LsmState(const ColumnFamilyData& cfd) const {
+  std::vector<int> files;
+  const auto v = versions_->current(cfd.id);
+  for (int level = 0; level < v->num_levels(); level++) {
+    files.push_back(static_cast<int>(v->files(level).size()));
+  }
+  return files;
 }
 
 std::shared_ptr<ColumnFamilyData> DBImpl::PickFlush() const {
@@ -455,7 +504,8 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
   const ColumnFamilyData::Immutable oldest = cfd->imm.back();
   VersionEdit edit;
   edit.SetColumnFamily(cfd->id);
-  Status s = WriteLevel0Table(cfd.get(), oldest.mem, &edit);
+  uint64_t job = 0;
+  Status s = WriteLevel0Table(cfd.get(), oldest.mem, &edit, &job);
   // The memtable's data is in the logs before the next memtable's first log.
   auto keep_from = [&]() REQUIRES(mutex_) {
     return cfd->imm.size() > 1 ? cfd->imm[cfd->imm.size() - 2].log_number : cfd->mem_log_number;
@@ -484,6 +534,13 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
   cfd->imm.pop_back();
   oldest.mem->Unref();
   num_flushes_++;
+  if (!cfd->dropped.load(std::memory_order_relaxed)) {
+    EventLog("flush_finished", job)
+        .Add("cf_name", cfd->name)
+        .Add("lsm_state", LsmState(*cfd))
+        .Add("immutable_memtables", cfd->imm.size())
+        .Write(info_log_.get());
+  }
   if (stats_ != nullptr) stats_->recordTick(NUMBER_FLUSHES);
   if (!cfd->dropped.load(std::memory_order_relaxed)) InstallSuperVersion(cfd.get());
   DeleteFlushedFiles();
@@ -608,7 +665,7 @@ void DBImpl::DeleteObsoleteFiles() {
     for (const std::string& name : children) {
       uint64_t number;
       FileType type;
-      if (!ParseFileName(name, &number, &type)) continue;
+      if (!ParseFileName(name, &number, &type) || type == FileType::kInfoLog) continue;
       if (number >= newer_than_snapshot) continue;
       bool keep = true;
       switch (type) {
@@ -638,7 +695,15 @@ void DBImpl::DeleteObsoleteFiles() {
                              : type == FileType::kTable    ? TableFileName(dbname_, number)
                              : type == FileType::kManifest ? ManifestFileName(dbname_, number)
                                                            : TempFileName(dbname_, number);
-    fs_->DeleteFile(name).PermitUncheckedError();  // a leftover is retried next time
+    Status d = fs_->DeleteFile(name);  // a leftover is retried next time
+    if (type == FileType::kTable) {
+      EventLog("table_file_deletion", 0)
+          .Add("file_number", number)
+          .Add("status", d.ToString())
+          .Write(info_log_.get());
+    } else {
+      LogInfo(info_log_.get(), "Deleted {}: {}", name, d.ToString());
+    }
   }
   mutex_.Lock();
 }

@@ -29,6 +29,8 @@
 #include "src/db/subcompaction.h"
 #include "src/db/table_cache.h"
 #include "src/env/rate_limited_file.h"
+#include "src/util/clock.h"
+#include "src/util/event_log.h"
 #include "src/util/invariants.h"
 #include "table/table_reader.h"
 
@@ -153,6 +155,9 @@ struct DBImpl::CompactionState {
   std::vector<FileMetaData> outputs;  // finished
   std::vector<uint64_t> created;      // every output number taken, finished or not
   uint64_t bytes_written = 0;
+  // The compaction's number in the info log, and when it started (NowMicros).
+  uint64_t job = 0;
+  uint64_t start_micros = 0;
 };
 
 Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_subcompactions) {
@@ -164,7 +169,11 @@ Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_
   const bool split = max_subcompactions > 1;
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<CompactionState>> parts;
+  const uint64_t job = next_job_id_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t start_micros = NowMicros();
+  const double score = MaxCompactionScore(cfd->config(), c->input_version());
   mutex_.Unlock();
+  LogCompactionStart(job, cfd->name, *c, score);
   std::vector<std::string> boundaries;
   if (split) {
     boundaries = SubcompactionBoundaries(*c, cfd->table_cache.get(), cfd->icmp.user_comparator(),
@@ -172,6 +181,8 @@ Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_
   }
   for (size_t i = 0; i <= boundaries.size(); i++) {
     auto part = std::make_unique<CompactionState>(cfd, c, snapshots, builder_options, &stop);
+    part->job = job;
+    part->start_micros = start_micros;
     if (i > 0) part->start = boundaries[i - 1];
     if (i < boundaries.size()) part->end = boundaries[i];
     parts.push_back(std::move(part));
@@ -220,6 +231,15 @@ Status DBImpl::MoveFileDownLocked(ColumnFamilyData* cfd, Compaction* c) {
   edit.AddFile(c->output_level(), f);
   Status s = versions_->LogAndApply(&edit);
   c->MarkBeingCompacted(false);
+  EventLog("trivial_move", next_job_id_.fetch_add(1, std::memory_order_relaxed))
+      .Add("cf_name", cfd->name)
+      .Add("source_level", c->level())
+      .Add("destination_level", c->output_level())
+      .Add("files", 1)
+      .Add("total_files_size", f.file_size)
+      .Add("file_number", f.number)
+      .Add("status", s.ToString())
+      .Write(info_log_.get());
   if (s.ok()) {
     num_compactions_++;
     ColumnFamilyData::LevelCompactionStats& ls = cfd->LevelStats(c->output_level());
@@ -501,6 +521,7 @@ Status DBImpl::FinishCompactionOutput(CompactionState* state, const Slice* next_
     f.num_range_deletions = state->builder->properties().num_range_deletions;
     state->bytes_written += f.file_size;
     state->outputs.push_back(f);
+    LogTableFileCreation(state->job, state->cfd->name, state->compaction->output_level(), f);
   }
   state->builder.reset();
   state->file.reset();
@@ -573,7 +594,42 @@ Status DBImpl::InstallCompactionResultsLocked(
     }
     InstallSuperVersion(cfd);
   }
+  const CompactionState& first = *parts.front();
+  if (s.ok()) {
+    EventLog("compaction_finished", first.job)
+        .Add("cf_name", cfd->name)
+        .Add("compaction_time_micros", NowMicros() - first.start_micros)
+        .Add("output_level", c.output_level())
+        .Add("num_output_files", outputs.size())
+        .Add("total_output_size", bytes_written)
+        .Add("num_subcompactions", parts.size())
+        .Add("lsm_state", LsmState(*cfd))
+        .Write(info_log_.get());
+  } else {
+    LogError(info_log_.get(), "[{}] [JOB {}] Compaction failed: {}", cfd->name, first.job,
+             s.ToString());
+  }
   return s;
+}
+
+void DBImpl::LogCompactionStart(uint64_t job, const std::string& family, const Compaction& c,
+                                double score) const {
+  if (info_log_ == nullptr || !info_log_->Enabled(INFO_LEVEL)) return;
+  EventLog event("compaction_started", job);
+  event.Add("cf_name", family);
+  for (int which = 0; which < 2; which++) {
+    std::vector<uint64_t> numbers;
+    for (const auto& f : c.inputs(which)) numbers.push_back(f->number);
+    if (which == 1 && numbers.empty()) continue;
+    event.Add(fmt::format("files_L{}", which == 0 ? c.level() : c.output_level()), numbers);
+    event.Add(fmt::format("bytes_L{}", which == 0 ? c.level() : c.output_level()),
+              c.InputBytes(which));
+  }
+  event.Add("output_level", c.output_level())
+      .Add("score", score)
+      .Add("input_data_size", c.InputBytes())
+      .Add("grandparent_files", c.grandparents().size())
+      .Write(info_log_.get());
 }
 
 // ---------------------------------------------------------------- CompactRange

@@ -5,6 +5,7 @@
 
 #include "memtable/memtable.h"
 #include "src/db/super_version.h"
+#include "src/util/logging.h"
 
 namespace shale {
 
@@ -66,7 +67,11 @@ void DBImpl::SetBackgroundError(const Status& s) {
 }
 
 void DBImpl::SetBackgroundErrorLocked(const Status& s) {
-  if (bg_error_.ok()) bg_error_ = s;
+  if (bg_error_.ok()) {
+    LogError(info_log_.get(), "Background error, the DB is read-only until Resume: {}",
+             s.ToString());
+    bg_error_ = s;
+  }
   read_only_.store(true, std::memory_order_release);
   bg_done_cv_.SignalAll();  // stalled writers and waiters see the error
 }
@@ -121,6 +126,7 @@ Status DBImpl::Resume() {
       DeleteObsoleteFiles();
     }
     read_only_.store(false, std::memory_order_release);
+    LogInfo(info_log_.get(), "Resumed after a background error: writes accepted again");
     return Status::OK();
   });
 }
@@ -199,6 +205,12 @@ Status DBImpl::CloseImpl() {
     live_snapshots_.clear();
   }
   db_dir_.reset();
+  if (info_log_ != nullptr && db_lock_ != nullptr) {  // once (CloseImpl is idempotent)
+    LogInfo(info_log_.get(), "DB closed: {}", s.ok() ? "OK" : s.ToString());
+    // A LOG of the DB's own is closed with it (before the lock goes, so that the next Open's
+    // renaming of it is not raced by this one); an application's logger stays as it is.
+    if (options_.info_log == nullptr) info_log_->Close().PermitUncheckedError();
+  }
   db_lock_.reset();
   return s;
 }

@@ -34,6 +34,7 @@
 
 #include "shale/db.h"
 #include "shale/file_system.h"
+#include "shale/logger.h"
 #include "shale/merge_operator.h"
 #include "shale/statistics.h"
 #include "src/base/dbformat.h"
@@ -168,6 +169,9 @@ class DBImpl final : public DB {
 
   // Recovery helpers (db_open.cc).
   Status LockAndCheckExistence(bool* is_new);
+  // Sets info_log_ (the options' logger, or a LOG file started now; none if that fails) and
+  // writes the header: the version, the path, the DB's options.
+  void StartInfoLog();
   // Recovers the VersionSet and the WALs with every family the MANIFEST holds (each must be
   // in families, by name, or the open fails naming those that are not) and creates those of
   // families it does not hold (with create_missing_column_families; otherwise the open fails
@@ -259,7 +263,19 @@ class DBImpl final : public DB {
   void BackgroundAtomicFlush() REQUIRES(mutex_);
   // Writes mem as an L0 table of cfd without the versions no reader can see (mutex released
   // meanwhile); adds the file to edit.
-  Status WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit) REQUIRES(mutex_);
+  // *job_id (if given): the number the info log gives this flush.
+  Status WriteLevel0Table(ColumnFamilyData* cfd, MemTable* mem, VersionEdit* edit,
+                          uint64_t* job_id = nullptr) REQUIRES(mutex_);
+  // Info log helpers: an output table's table_file_creation event, and a family's files per
+  // level (lsm_state).
+  void LogTableFileCreation(uint64_t job, const std::string& family, int level,
+                            const FileMetaData& f) const;
+  std::vector<int> LsmState(const ColumnFamilyData& cfd) const REQUIRES(mutex_);
+  // Sets stall_reason_ and stall_family_, saying in the info log when they change.
+  void NoteStallLocked(const char* reason, const std::string& family) REQUIRES(mutex_);
+  // The compaction_started event: c's input files and bytes per level.
+  void LogCompactionStart(uint64_t job, const std::string& family, const Compaction& c,
+                          double score) const;
   // Edits that move the log number of every live family other than except on to
   // OldestLogNumber() where that is past what the MANIFEST records (nothing in the WALs
   // between is theirs), for logging with except's edit.
@@ -427,6 +443,10 @@ class DBImpl final : public DB {
   const Options options_;
   const std::shared_ptr<FileSystem> fs_;
   Statistics* const stats_;
+  // The info log (null: none). Set by OpenImpl before any other thread runs, then unchanged.
+  std::shared_ptr<Logger> info_log_;
+  // Numbers the flushes and compactions the info log reports ("job").
+  std::atomic<uint64_t> next_job_id_{1};
   // The block cache of every family whose options name none.
   std::shared_ptr<Cache> block_cache_;
   // The default family (never dropped) and DefaultColumnFamily(): made by the constructor.

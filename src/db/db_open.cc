@@ -32,10 +32,13 @@
 #include "memtable/memtable.h"
 #include "src/base/async_read.h"
 #include "src/base/filename.h"
+#include "src/base/info_log.h"
 #include "src/db/db_impl.h"
+#include "src/db/options_log.h"
 #include "src/db/subcompaction.h"
 #include "src/db/write_batch_internal.h"
 #include "src/util/invariants.h"
+#include "src/util/logging.h"
 #include "wal/log_reader.h"
 
 namespace shale {
@@ -150,6 +153,10 @@ Status ValidateOptions(const Options& o) {
     return bad("memtable_bloom_size_ratio", "must be in [0, 0.25]");
   }
   if (o.max_write_buffer_number < 2) return bad("max_write_buffer_number", "must be >= 2");
+  if (o.info_log_level >= NUM_INFO_LOG_LEVELS) {
+    return bad("info_log_level", "is not a known level");
+  }
+  if (o.keep_log_file_num < 1) return bad("keep_log_file_num", "must be >= 1");
   if (o.max_write_batch_group_size_bytes == 0) {
     return bad("max_write_batch_group_size_bytes", "must be > 0");
   }
@@ -277,10 +284,25 @@ Status DBImpl::OpenImpl(const std::map<std::string, ColumnFamilyOptions>& famili
   }
   bool is_new = false;
   Status s = LockAndCheckExistence(&is_new);
-  if (s.ok()) s = RecoverFamilies(is_new, families);
+  if (s.ok()) {
+    StartInfoLog();
+    LogInfo(info_log_.get(), "{} DB {}", is_new ? "Creating" : "Recovering", dbname_);
+    s = RecoverFamilies(is_new, families);
+  }
   if (!s.ok()) {
+    LogError(info_log_.get(), "Open failed: {}", s.ToString());
     closed_.store(true);  // the destructor still releases what was taken
     return s;
+  }
+  {
+    MutexLock l(&mutex_);
+    for (const auto& [id, cfd] : families_) {
+      LogFamilyOptions(info_log_.get(), cfd->name, cfd->options);
+    }
+    LogInfo(info_log_.get(),
+            "DB opened: {} column families, last sequence {}, next file number {}, WAL {:06}.log",
+            families_.size(), versions_->last_sequence(), versions_->next_file_number(),
+            log_number_);
   }
   s = StartBackgroundThreads();
   if (!s.ok()) CloseImpl().PermitUncheckedError();  // joins the threads that did start
@@ -356,6 +378,24 @@ Status DBImpl::RecoverFamilies(bool is_new,
   for (const auto& [id, cfd] : opened) InstallSuperVersion(cfd.get());
   DeleteObsoleteFiles();
   return Status::OK();
+}
+
+void DBImpl::StartInfoLog() {
+  if (options_.info_log != nullptr) {
+    info_log_ = options_.info_log;
+  } else {
+    InfoLogOptions o;
+    o.fs = fs_;
+    o.dbname = dbname_;
+    o.db_log_dir = options_.db_log_dir;
+    o.level = options_.info_log_level;
+    o.max_log_file_size = options_.max_log_file_size;
+    o.keep_log_file_num = options_.keep_log_file_num;
+    FileLogger::Open(std::move(o), &info_log_).PermitUncheckedError();  // none: no LOG
+  }
+  LogHeader(info_log_.get(), "shale version {}", SHALE_VERSION_STRING);
+  LogHeader(info_log_.get(), "DB path: {}", dbname_);
+  LogDBOptions(info_log_.get(), options_);
 }
 
 Status DBImpl::LockAndCheckExistence(bool* is_new) {
@@ -572,8 +612,8 @@ Status DBImpl::FindLogsToReplayLocked(LogRecovery* r) {
   for (const std::string& name : children) {
     uint64_t number;
     FileType type;
-    if (!ParseFileName(name, &number, &type)) continue;
-    versions_->MarkFileNumberUsed(number);
+    if (!ParseFileName(name, &number, &type) || type == FileType::kInfoLog) continue;
+    versions_->MarkFileNumberUsed(number);  // (an info log's number is a time, not a file's)
     if (type == FileType::kLog && number >= versions_->log_number()) r->logs.push_back(number);
     if (type == FileType::kTable) tables_on_disk.insert(number);
   }
@@ -827,6 +867,19 @@ Status DestroyDB(const std::string& path, const Options& options) {
     if (ParseFileName(name, &number, &type) && type != FileType::kLock) {
       Status del = fs->DeleteFile(path + "/" + name);
       if (result.ok() && !del.ok()) result = del;
+    }
+  }
+  if (!options.db_log_dir.empty()) {
+    // The DB's info logs kept elsewhere (others' logs in that directory stay).
+    const std::string log_name = InfoLogName(path, options.db_log_dir);
+    std::vector<std::string> logs;
+    if (fs->GetChildren(options.db_log_dir, &logs).ok()) {
+      for (const std::string& name : logs) {
+        uint64_t micros;
+        if (ParseInfoLogName(name, log_name, &micros)) {
+          fs->DeleteFile(options.db_log_dir + "/" + name).PermitUncheckedError();
+        }
+      }
     }
   }
   lock.reset();

@@ -1,5 +1,6 @@
-// A monotonic clock in microseconds, for latency statistics and stall accounting.
-// Thread safety: a pure function.
+// A monotonic clock in microseconds, for latency statistics and stall accounting, and the wall
+// clock for what people read (log lines, file names).
+// Thread safety: pure functions.
 #pragma once
 
 #include <chrono>
@@ -7,10 +8,15 @@
 
 namespace shale {
 
-inline uint64_t NowMicros() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+template <typename Clock>
+inline uint64_t MicrosOf() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch())
+          .count());
 }
+
+inline uint64_t NowMicros() { return MicrosOf<std::chrono::steady_clock>(); }
+// Microseconds since the epoch.
+inline uint64_t WallClockMicros() { return MicrosOf<std::chrono::system_clock>(); }
 
 }  // namespace shale

@@ -1,0 +1,64 @@
+// The DB's own info log file (LOG, names in src/base/filename.h): a Logger that writes one
+// line per message, "YYYY/MM/DD-HH:MM:SS.uuuuuu <thread id> <message>" (local time, the id the
+// kernel gives the thread), to a file of a FileSystem. Each message reaches the OS before Logv
+// returns (a process crash keeps it); the file is never synced (a power loss may lose its tail;
+// nothing else depends on it).
+//
+// Opening sets the live log aside as LOG.old.<micros> (if there is one) and starts a new one;
+// with max_log_file_size > 0 the log is set aside and started again each time it grows past
+// that size. Either way the oldest old logs are deleted so that, the live one included, at most
+// keep_log_file_num remain. A failure to write, rename or delete loses messages or leaves a
+// file behind, and nothing else: the logger reports it to nobody (its own messages are the way
+// it would).
+//
+// Thread safety: Logv, Flush and Close may be called from any threads at once (one mutex).
+// Ownership: holds the FileSystem (shared) and the open file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shale/file_system.h"
+#include "shale/logger.h"
+#include "shale/status.h"
+#include "src/util/mutex.h"
+#include "src/util/thread_annotations.h"
+
+namespace shale {
+
+struct InfoLogOptions {
+  std::shared_ptr<FileSystem> fs;
+  std::string dbname;
+  std::string db_log_dir;  // empty: the DB directory
+  InfoLogLevel level = INFO_LEVEL;
+  uint64_t max_log_file_size = 0;     // 0: no limit
+  uint64_t keep_log_file_num = 1000;  // >= 1
+};
+
+class FileLogger final : public Logger {
+ public:
+  // Sets the live log aside and opens a new one (creating db_log_dir if it is missing).
+  [[nodiscard]] static Status Open(InfoLogOptions options, std::shared_ptr<Logger>* result);
+  ~FileLogger() override;
+
+  using Logger::Logv;
+  void Logv(const char* format, va_list ap) override;
+  void Flush() override {}  // every message is written out as it comes
+  [[nodiscard]] Status Close() override;
+
+  // Deletes the oldest of the old logs so that at most keep - 1 remain (beside the live one).
+  static void DeleteOldLogs(const InfoLogOptions& options, uint64_t keep);
+
+ private:
+  explicit FileLogger(InfoLogOptions options);
+  // Sets the live log aside (renaming it) and opens a new one in file_.
+  Status Start() REQUIRES(mu_);
+
+  const InfoLogOptions options_;
+  Mutex mu_;
+  std::unique_ptr<WritableFile> file_ GUARDED_BY(mu_);
+  uint64_t size_ GUARDED_BY(mu_) = 0;  // bytes written to the live log
+};
+
+}  // namespace shale
