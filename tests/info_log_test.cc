@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -194,6 +195,22 @@ TEST_F(InfoLogTest, LevelsFilterMessagesButNotTheHeader) {
   const std::string log = LogText();
   EXPECT_NE(log.find("Options.write_buffer_size"), std::string::npos);
   EXPECT_EQ(log.find("flush_started"), std::string::npos);
+}
+
+TEST_F(InfoLogTest, StatsAreDumpedEveryPeriod) {
+  auto logger = std::make_shared<MemoryLogger>();
+  options_.info_log = logger;
+  options_.stats_dump_period_sec = 1;
+  Open();
+  FlushTwiceAndCompact();
+  // The first dump comes a period after Open; allow a loaded machine ten.
+  for (int i = 0; i < 100 && !logger->Has("------- DUMPING STATS -------"); i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  Close();
+  EXPECT_TRUE(logger->Has("------- DUMPING STATS -------"));
+  EXPECT_TRUE(logger->Has("** Compaction Stats [default] **"));
+  EXPECT_TRUE(logger->Has("Options.stats_dump_period_sec: 1"));
 }
 
 TEST_F(InfoLogTest, CompactionReportSummarizesTheLog) {

@@ -87,6 +87,9 @@ struct DBOptions {
   uint64_t max_log_file_size = 0;
   // LOG files kept, the live one included; the oldest old ones are deleted. >= 1.
   uint64_t keep_log_file_num = 1000;
+  // Every this many seconds the DB writes each column family's shale.stats property (levels,
+  // compaction bytes, stalls; the DB's own tickers) to the info log. 0: never.
+  unsigned int stats_dump_period_sec = 600;
 
   // ---- Write path ----
   // A write group stops taking batches past this many bytes. > 0.

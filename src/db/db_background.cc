@@ -308,6 +308,9 @@ Status DBImpl::StartBackgroundThreads() {
     for (int i = 0; i < 1 + MaxCompactions(); i++) {
       bg_threads_.emplace_back([this] { BackgroundThread(); });
     }
+    if (options_.stats_dump_period_sec > 0 && info_log_ != nullptr) {
+      bg_threads_.emplace_back([this] { StatsDumpThread(); });
+    }
   } catch (const std::system_error& e) {  // out of threads (ulimit -u, memory)
     return Status::IOError("cannot start background threads", e.what());
   }
@@ -377,6 +380,29 @@ bool DBImpl::CompactionBehind(const ColumnFamilyData& cfd) const {
     threshold = std::min(threshold, options.soft_pending_compaction_bytes_limit / 4);
   }
   return cfd.pending_compaction_bytes > 0 && cfd.pending_compaction_bytes >= threshold;
+}
+
+void DBImpl::StatsDumpThread() {
+  const auto period = std::chrono::seconds(options_.stats_dump_period_sec);
+  auto next = std::chrono::steady_clock::now() + period;
+  MutexLock l(&mutex_);
+  while (!shutting_down_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next) {
+      stats_cv_.WaitFor(std::chrono::duration_cast<std::chrono::microseconds>(next - now) +
+                        std::chrono::microseconds(1));
+      continue;
+    }
+    next = now + period;
+    mutex_.Unlock();
+    const std::shared_ptr<const FamilyMap> families = Families();
+    for (const auto& [id, cfd] : *families) {
+      const std::shared_ptr<SuperVersion> sv = cfd->GetSuperVersion();
+      if (sv == nullptr) continue;  // dropped
+      LogInfo(info_log_.get(), "------- DUMPING STATS -------\n{}", StatsProperty(*sv));
+    }
+    mutex_.Lock();
+  }
 }
 
 void DBImpl::BackgroundThread() {

@@ -163,6 +163,7 @@ Status DBImpl::CloseImpl() {
     shutting_down_ = true;
     bg_work_cv_.SignalAll();
     bg_done_cv_.SignalAll();
+    stats_cv_.SignalAll();
   }
   // Write groups already past their checks finish before the log and the memtables go; every
   // later group is refused by MakeRoomForWrite (shutting_down_), a stalled one wakes to it, and

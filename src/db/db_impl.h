@@ -253,6 +253,9 @@ class DBImpl final : public DB {
   // IOError if a thread cannot be started (those started keep running until CloseImpl).
   [[nodiscard]] Status StartBackgroundThreads();
   void BackgroundThread() EXCLUDES(mutex_);
+  // Writes every family's shale.stats to the info log each stats_dump_period_sec until the DB
+  // closes (one thread, started with the background threads when there is an info log).
+  void StatsDumpThread() EXCLUDES(mutex_);
   // The family to flush next: of those with immutable memtables and no flush running, the one
   // whose oldest memtable started in the oldest WAL (null: none).
   std::shared_ptr<ColumnFamilyData> PickFlush() const REQUIRES(mutex_);
@@ -535,6 +538,7 @@ class DBImpl final : public DB {
   std::vector<std::thread> bg_threads_;
   CondVar bg_work_cv_{&mutex_};  // work may be available, or shutting down
   CondVar bg_done_cv_{&mutex_};  // a background job finished
+  CondVar stats_cv_{&mutex_};    // shutting down (StatsDumpThread's wait)
   bool shutting_down_ GUARDED_BY(mutex_) = false;
   std::atomic<bool> shutdown_requested_{false};    // read by running jobs without the mutex
   bool flush_running_ GUARDED_BY(mutex_) = false;  // one flush at a time

@@ -51,6 +51,7 @@ void LogDBOptions(Logger* info_log, const DBOptions& o) {
   put("db_log_dir", o.db_log_dir);
   put("max_log_file_size", o.max_log_file_size);
   put("keep_log_file_num", o.keep_log_file_num);
+  put("stats_dump_period_sec", o.stats_dump_period_sec);
   put("max_write_batch_group_size_bytes", o.max_write_batch_group_size_bytes);
   put("enable_write_thread_adaptive_yield", o.enable_write_thread_adaptive_yield);
   put("write_thread_max_yield_usec", o.write_thread_max_yield_usec);
