@@ -79,6 +79,7 @@ TEST_F(InfoLogTest, OpenWritesHeaderOptionsAndEvents) {
     EXPECT_NE(log.find(std::string("\"event\": \"") + event + "\""), std::string::npos) << event;
   }
   EXPECT_NE(log.find("\"files_L0\": ["), std::string::npos);
+  EXPECT_NE(log.find("\"compaction_reason\": \"ManualCompaction\""), std::string::npos);
   EXPECT_NE(log.find("DB closed: OK"), std::string::npos);
   // Every line starts with a time stamp and a thread id; every event line is one JSON object.
   for (const std::string& line : Lines(log)) {
@@ -197,6 +198,20 @@ TEST_F(InfoLogTest, LevelsFilterMessagesButNotTheHeader) {
   EXPECT_EQ(log.find("flush_started"), std::string::npos);
 }
 
+TEST_F(InfoLogTest, AutomaticCompactionsSayWhyTheyRan) {
+  options_.level0_file_num_compaction_trigger = 2;
+  Open();
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 100; i++) ASSERT_TRUE(Put(NumberedKey(i), "v").ok());
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  ASSERT_TRUE(db_->WaitForCompact().ok());
+  Close();
+  const std::string log = LogText();
+  EXPECT_NE(log.find("\"compaction_reason\": \"LevelL0FilesNum\""), std::string::npos) << log;
+  EXPECT_EQ(log.find("\"compaction_reason\": \"ManualCompaction\""), std::string::npos);
+}
+
 TEST_F(InfoLogTest, StatsAreDumpedEveryPeriod) {
   auto logger = std::make_shared<MemoryLogger>();
   options_.info_log = logger;
@@ -298,6 +313,31 @@ TEST_F(InfoLogTest, AFailedOpenSaysWhy) {
   options_.create_if_missing = false;
   EXPECT_FALSE(TryOpen().ok());
   EXPECT_TRUE(logger->Has("Open failed: "));
+}
+
+TEST(FileLoggerTest, LinesAreBufferedUntilAWarningAFlushOrClose) {
+  ScratchDir dir;
+  InfoLogOptions o;
+  o.fs = FileSystem::Default();
+  o.dbname = dir.path();
+  std::shared_ptr<Logger> logger;
+  ASSERT_TRUE(FileLogger::Open(o, &logger).ok());
+  const std::string path = dir.path() + "/LOG";
+  Info(logger, "first");
+  Info(logger, "second");
+  EXPECT_EQ(ReadAll(path).find("second"), std::string::npos);  // still in the buffer
+  Warn(logger, "third");
+  std::string text = ReadAll(path);
+  EXPECT_NE(text.find("first"), std::string::npos);
+  EXPECT_NE(text.find("[WARN] third"), std::string::npos);
+  Info(logger, "fourth");
+  logger->Flush();
+  EXPECT_NE(ReadAll(path).find("fourth"), std::string::npos);
+  Info(logger, "fifth");
+  ASSERT_TRUE(logger->Close().ok());
+  text = ReadAll(path);
+  EXPECT_NE(text.find("fifth"), std::string::npos);
+  EXPECT_EQ(Lines(text).size(), 5u);
 }
 
 TEST(InfoLogConcurrentTest, ThreadsLoggingAtOnceWriteWholeLines) {

@@ -13,6 +13,11 @@
 #include "src/util/clock.h"
 
 namespace shale {
+namespace {
+
+constexpr size_t kBufferBytes = 8 << 10;
+
+}  // namespace
 FileLogger::FileLogger(InfoLogOptions options)
     : Logger(options.level), options_(std::move(options)) {}
 
@@ -38,6 +43,7 @@ Status FileLogger::Open(InfoLogOptions options, std::shared_ptr<Logger>* result)
 
 Status FileLogger::Start() {
   if (file_ != nullptr) {
+    WriteOut();
     file_->Close().PermitUncheckedError();
     file_.reset();
   }
@@ -103,16 +109,36 @@ void FileLogger::Logv(const char* format, va_list ap) {
 
   MutexLock l(&mu_);
   if (file_ == nullptr) return;  // closed
-  if (file_->Append(line).ok()) file_->Flush().PermitUncheckedError();
+  buffer_ += line;
   size_ += line.size();
   if (options_.max_log_file_size > 0 && size_ >= options_.max_log_file_size) {
     Start().PermitUncheckedError();  // without a new log, messages are dropped until Close
+  } else if (buffer_.size() >= kBufferBytes || NowMicros() - last_write_micros_ >= 1000000) {
+    WriteOut();
   }
+}
+
+void FileLogger::Logv(InfoLogLevel log_level, const char* format, va_list ap) {
+  Logger::Logv(log_level, format, ap);
+  if (log_level >= WARN_LEVEL && log_level < HEADER_LEVEL) Flush();
+}
+
+void FileLogger::Flush() {
+  MutexLock l(&mu_);
+  WriteOut();
+}
+
+void FileLogger::WriteOut() {
+  if (file_ == nullptr || buffer_.empty()) return;
+  if (file_->Append(buffer_).ok()) file_->Flush().PermitUncheckedError();
+  buffer_.clear();
+  last_write_micros_ = NowMicros();
 }
 
 Status FileLogger::Close() {
   MutexLock l(&mu_);
   if (file_ == nullptr) return Status::OK();
+  WriteOut();
   Status s = file_->Close();
   file_.reset();
   return s;

@@ -53,6 +53,22 @@ void Compaction::MarkBeingCompacted(bool value) const {
   }
 }
 
+const char* CompactionReasonName(CompactionReason reason) {
+  switch (reason) {
+    case CompactionReason::kLevelL0FilesNum:
+      return "LevelL0FilesNum";
+    case CompactionReason::kLevelMaxLevelSize:
+      return "LevelMaxLevelSize";
+    case CompactionReason::kManualCompaction:
+      return "ManualCompaction";
+    case CompactionReason::kReadTriggered:
+      return "ReadTriggered";
+    case CompactionReason::kUnknown:
+      break;
+  }
+  return "Unknown";
+}
+
 std::string Compaction::Describe() const {
   return fmt::format("L{}: {} files + L{}: {} files, {} bytes", level_, inputs_[0].size(),
                      output_level_, inputs_[1].size(), InputBytes());

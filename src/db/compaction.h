@@ -27,6 +27,16 @@ namespace shale {
 class MergeOperator;
 class Statistics;
 
+// Why a compaction runs (RocksDB's names where it has the reason, for the info log).
+enum class CompactionReason : unsigned char {
+  kUnknown,
+  kLevelL0FilesNum,    // L0 reached its trigger (files, or bytes)
+  kLevelMaxLevelSize,  // a level below L0 grew past its target
+  kManualCompaction,   // CompactRange
+  kReadTriggered,      // seeks paid enough for the sorted runs L0's files add
+};
+const char* CompactionReasonName(CompactionReason reason);
+
 class Compaction {
  public:
   // output_level > level: the next level, or for L0 the base level (the first level below L0
@@ -56,6 +66,8 @@ class Compaction {
   // longer live and can be deleted. input_version() must not be called after.
   void ReleaseInputVersion() { input_version_.reset(); }
   uint64_t target_output_file_size() const { return target_output_file_size_; }
+  CompactionReason reason() const { return reason_; }
+  void set_reason(CompactionReason reason) { reason_ = reason; }
   // The size at which an output is finished wherever it is: the target when no file of the level
   // below the output level overlaps the inputs (no grandparents), else twice the target, so that an
   // output can run on to the boundary of a grandparent (GrandparentTracker cuts there from half the
@@ -85,6 +97,7 @@ class Compaction {
   const int level_;
   const int output_level_;
   const uint64_t target_output_file_size_;
+  CompactionReason reason_ = CompactionReason::kUnknown;  // set by the picker
   FileList inputs_[2];
   FileList grandparents_;
 };

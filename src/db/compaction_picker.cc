@@ -342,6 +342,8 @@ std::unique_ptr<Compaction> PickCompaction(const FamilyConfig& family,
         PickAtLevel(family, version, level, OutputLevel(targets, level), *compact_pointers);
     if (c == nullptr || OutputConflicts(ucmp, *c, running)) continue;
     if (level > 0) (*compact_pointers)[level] = c->inputs(0)[0]->largest;
+    c->set_reason(level == 0 ? CompactionReason::kLevelL0FilesNum
+                             : CompactionReason::kLevelMaxLevelSize);
     // Invariant: of every compaction it returns, the picker guarantees (given a Version whose
     // levels below L0 are sorted and disjoint, as VersionBuilder makes every Version):
     //   - inputs(0) is not empty, and at L0 it is every L0 file (L0 files overlap one another:
@@ -383,6 +385,7 @@ std::unique_ptr<Compaction> PickReadCompaction(const FamilyConfig& family,
   auto c =
       std::make_unique<Compaction>(version, 0, OutputLevel(targets, 0), OutputFileSize(family));
   c->mutable_inputs(0) = l0;  // L0 goes down whole
+  c->set_reason(CompactionReason::kReadTriggered);
   const Comparator* ucmp = family.icmp->user_comparator();
   if (AnyBusy(l0) || !AddNextLevelInputs(ucmp, c.get()) || OutputConflicts(ucmp, *c, running)) {
     *blocked = true;
@@ -409,6 +412,7 @@ std::unique_ptr<Compaction> RangeCompaction(const FamilyConfig& family,
   const int output_level = OutputLevel(ComputeLevelTargets(*family.options, *version), level);
   auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(family));
   c->mutable_inputs(0) = std::move(in);
+  c->set_reason(CompactionReason::kManualCompaction);
   const Comparator* ucmp = family.icmp->user_comparator();
   if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
   // Invariant: as PickCompaction's.
@@ -423,6 +427,7 @@ std::unique_ptr<Compaction> InPlaceCompaction(const FamilyConfig& family,
   SHALE_ASSERT(level >= 1);
   const FileList in = version->OverlappingInputs(level, begin, end);
   auto c = std::make_unique<Compaction>(version, level, level, OutputFileSize(family));
+  c->set_reason(CompactionReason::kManualCompaction);
   // The first run of consecutive files none of which is skipped or busy: a gap left by a
   // skipped file inside the inputs would let an output overlap it.
   for (const auto& f : in) {

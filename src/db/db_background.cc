@@ -401,6 +401,7 @@ void DBImpl::StatsDumpThread() {
       if (sv == nullptr) continue;  // dropped
       LogInfo(info_log_.get(), "------- DUMPING STATS -------\n{}", StatsProperty(*sv));
     }
+    info_log_->Flush();
     mutex_.Lock();
   }
 }
@@ -570,6 +571,7 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
   if (stats_ != nullptr) stats_->recordTick(NUMBER_FLUSHES);
   if (!cfd->dropped.load(std::memory_order_relaxed)) InstallSuperVersion(cfd.get());
   DeleteFlushedFiles();
+  if (info_log_ != nullptr) info_log_->Flush();
 }
 
 void DBImpl::DeleteFlushedFiles() {

@@ -205,6 +205,7 @@ Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_
   // Listed until its replaced inputs are gone, so that WaitForCompact returns after that.
   std::erase_if(running_compactions_,
                 [c](const RunningCompaction& r) { return r.compaction == c; });
+  if (info_log_ != nullptr) info_log_->Flush();
   return s;
 }
 
@@ -233,6 +234,7 @@ Status DBImpl::MoveFileDownLocked(ColumnFamilyData* cfd, Compaction* c) {
   c->MarkBeingCompacted(false);
   EventLog("trivial_move", next_job_id_.fetch_add(1, std::memory_order_relaxed))
       .Add("cf_name", cfd->name)
+      .Add("compaction_reason", CompactionReasonName(c->reason()))
       .Add("source_level", c->level())
       .Add("destination_level", c->output_level())
       .Add("files", 1)
@@ -616,7 +618,7 @@ void DBImpl::LogCompactionStart(uint64_t job, const std::string& family, const C
                                 double score) const {
   if (info_log_ == nullptr || !info_log_->Enabled(INFO_LEVEL)) return;
   EventLog event("compaction_started", job);
-  event.Add("cf_name", family);
+  event.Add("cf_name", family).Add("compaction_reason", CompactionReasonName(c.reason()));
   for (int which = 0; which < 2; which++) {
     std::vector<uint64_t> numbers;
     for (const auto& f : c.inputs(which)) numbers.push_back(f->number);

@@ -210,7 +210,11 @@ Status DBImpl::CloseImpl() {
     LogInfo(info_log_.get(), "DB closed: {}", s.ok() ? "OK" : s.ToString());
     // A LOG of the DB's own is closed with it (before the lock goes, so that the next Open's
     // renaming of it is not raced by this one); an application's logger stays as it is.
-    if (options_.info_log == nullptr) info_log_->Close().PermitUncheckedError();
+    if (options_.info_log == nullptr) {
+      info_log_->Close().PermitUncheckedError();
+    } else {
+      info_log_->Flush();
+    }
   }
   db_lock_.reset();
   return s;

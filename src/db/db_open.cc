@@ -291,6 +291,7 @@ Status DBImpl::OpenImpl(const std::map<std::string, ColumnFamilyOptions>& famili
   }
   if (!s.ok()) {
     LogError(info_log_.get(), "Open failed: {}", s.ToString());
+    if (info_log_ != nullptr) info_log_->Flush();
     closed_.store(true);  // the destructor still releases what was taken
     return s;
   }
@@ -304,6 +305,7 @@ Status DBImpl::OpenImpl(const std::map<std::string, ColumnFamilyOptions>& famili
             families_.size(), versions_->last_sequence(), versions_->next_file_number(),
             log_number_);
   }
+  if (info_log_ != nullptr) info_log_->Flush();
   s = StartBackgroundThreads();
   if (!s.ok()) CloseImpl().PermitUncheckedError();  // joins the threads that did start
   return s;
