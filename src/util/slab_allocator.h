@@ -5,7 +5,8 @@
 // size. Slabs serve them without a malloc call each, packed by size class, and give whole
 // slabs back to the system when they empty. Slabs are not advised as transparent huge pages:
 // measured on a reopened DB's first scan, zeroing fresh 2 MiB pages cost more than the 4 KiB
-// faults they save (docs/benchmarks.md, "The page fault").
+// faults they save (docs/benchmarks.md, "The page fault"). Their small pages are faulted in
+// ahead, 256 KiB at a time as slots are carved, with one madvise call each.
 //
 // Layout of a slab (2 MiB, 2 MiB-aligned, one size class):
 //   [header: 256 bytes][slot 0][slot 1] ... [slot capacity-1][unused tail]
