@@ -52,6 +52,9 @@ struct OptionSet {
   bool lru_block_cache = false;
   // Column families flush together (Options::atomic_flush).
   bool atomic_flush = false;
+  // The info log: a new LOG file every this many bytes (0: one per Open), the newest kept.
+  uint64_t max_log_file_size = 0;
+  uint64_t keep_log_file_num = 1000;
 };
 
 const OptionSet kOptionSets[] = {
@@ -78,7 +81,8 @@ const OptionSet kOptionSets[] = {
     {"tiny-lsm-dynamic-levels-parallel-atomic-flush", true, false,
      WALRecoveryMode::kTolerateCorruptedTailRecords, 1 << 20, 4096, 1024, 4096, 256,
      CompressionType::kNoCompression, false, 10, 1.0 / 64, CompactionPri::kMinOverlappingRatio,
-     0, 0, 4, 2, 0, true, /*lru_block_cache=*/true, /*atomic_flush=*/true},
+     0, 0, 4, 2, 0, true, /*lru_block_cache=*/true, /*atomic_flush=*/true,
+     /*max_log_file_size=*/4096, /*keep_log_file_num=*/3},
     // clang-format on
 };
 
@@ -435,6 +439,8 @@ void DBModelTest::Run(uint64_t seed, int ops) {
                                                                      RateLimiter::Mode::kAllIo)
                                              : nullptr;
   options_.atomic_flush = set.atomic_flush;
+  options_.max_log_file_size = set.max_log_file_size;
+  options_.keep_log_file_num = set.keep_log_file_num;
   options_.level0_file_num_compaction_trigger = 2;
   options_.num_levels = 5;
   // Small: blocks get evicted and re-read.

@@ -33,6 +33,8 @@ class ScratchDir {
 
 // A Logger that keeps every message in memory (the level filter is the Logger base's): for
 // tests that read what a DB logged, or that keep its info log off a faulty file system.
+// Thread safety: every method may be called concurrently (the messages are guarded by mu_).
+// Ownership: shared with the DB through Options::info_log; it owns copies of the messages.
 class MemoryLogger : public Logger {
  public:
   explicit MemoryLogger(InfoLogLevel level = INFO_LEVEL) : Logger(level) {}

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "shale/db.h"
@@ -80,6 +81,8 @@ TEST_F(InfoLogTest, OpenWritesHeaderOptionsAndEvents) {
   }
   EXPECT_NE(log.find("\"files_L0\": ["), std::string::npos);
   EXPECT_NE(log.find("\"compaction_reason\": \"ManualCompaction\""), std::string::npos);
+  // The manual compaction merged the two flushes' 200 entries into the 100 newest.
+  EXPECT_NE(log.find("\"num_input_records\": 200, \"num_output_records\": 100"), std::string::npos);
   EXPECT_NE(log.find("DB closed: OK"), std::string::npos);
   // Every line starts with a time stamp and a thread id; every event line is one JSON object.
   for (const std::string& line : Lines(log)) {
@@ -139,6 +142,23 @@ TEST_F(InfoLogTest, MaxLogFileSizeStartsANewLog) {
   std::string all;
   for (const std::string& name : logs) all += ReadAll(dbname_ + "/" + name);
   EXPECT_NE(all.find("compaction_finished"), std::string::npos);
+}
+
+TEST_F(InfoLogTest, LogFileTimeToRollStartsANewLogOnceTheLogIsOld) {
+  options_.log_file_time_to_roll = 1;
+  Open();
+  ASSERT_EQ(Entries(dbname_, "LOG").size(), 1u);
+  ASSERT_TRUE(Put("k", "v").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // logs lines, none a second after the start
+  EXPECT_EQ(Entries(dbname_, "LOG").size(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ASSERT_TRUE(Put("k", "w").ok());
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());  // its first line finds the log too old
+  Close();
+  const std::vector<std::string> logs = Entries(dbname_, "LOG");
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_NE(ReadAll(dbname_ + "/LOG").find("DB closed: OK"), std::string::npos);
+  EXPECT_NE(ReadAll(dbname_ + "/" + logs[1]).find("DB opened"), std::string::npos);
 }
 
 TEST_F(InfoLogTest, DbLogDirHoldsTheLogsAndDestroyDBRemovesThem) {
@@ -240,6 +260,44 @@ TEST_F(InfoLogTest, CompactionReportSummarizesTheLog) {
   EXPECT_NE(r.output.find("L0  2 files"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("compactions wrote"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("unknown size"), std::string::npos) << r.output;
+}
+
+TEST_F(InfoLogTest, CompactionReportFollowsACompactionIntoTheNextLog) {
+  // Two logs of one process, the second started (max_log_file_size) while job 5 compacted and
+  // left when the process stopped during job 9, and a third of a later process, whose job 9 is
+  // another compaction.
+  std::filesystem::create_directories(dbname_);
+  // One event line per {job, event, the rest of its JSON fields}.
+  const auto write = [](const std::string& path,
+                        std::vector<std::tuple<int, std::string, std::string>> events) {
+    std::ofstream out(path);
+    for (const auto& [job, event, fields] : events) {
+      out << "2026/12/02-10:00:00.000000 7f00 EVENT_LOG_v1 {\"time_micros\": 1, \"job\": " << job
+          << ", \"event\": \"" << event << "\", " << fields << "}\n";
+    }
+  };
+  write(dbname_ + "/LOG.old.1",
+        {{2, "table_file_creation", R"("file_number": 10, "file_size": 1048576)"},
+         {3, "table_file_creation", R"("file_number": 11, "file_size": 2097152)"},
+         {5, "compaction_started", R"("files_L0": [10], "files_L1": [11], "output_level": 1)"}});
+  write(dbname_ + "/LOG.old.2",
+        {{5, "compaction_finished", R"("output_level": 1, "total_output_size": 3145728)"},
+         {9, "compaction_started", R"("files_L0": [10], "output_level": 1)"}});
+  write(dbname_ + "/LOG",
+        {{9, "compaction_started", R"("files_L1": [11], "files_L2": [], "output_level": 2)"},
+         {9, "compaction_finished", R"("output_level": 2, "total_output_size": 2097152)"}});
+  const RunResult r =
+      RunCommand("python3 " SHALE_SOURCE_DIR "/tools/compaction_report.py " + dbname_ +
+                 "/LOG.old.1 " + dbname_ + "/LOG.old.2 " + dbname_ + "/LOG");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Job 5 counted once, L0 1 MB over L1 2 MB; the stopped process's job 9 replaced by the next's.
+  EXPECT_NE(r.output.find("L0 -> L1         1          1.0          2.0    2.00          3.0"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("L1 -> L2         1          2.0          0.0    0.00          2.0"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("compactions wrote 5.0 MB"), std::string::npos) << r.output;
 }
 
 TEST(LoggerTest, LevelNamesPrefixMessagesAboveInfo) {

@@ -4,9 +4,11 @@ EVENT_LOG_v1 lines, see docs/info-log.md).
 
     tools/compaction_report.py [-v] LOG.old.123 LOG.old.456 LOG
 
-Give the logs oldest first (a DB's LOG.old.* files by number, then LOG), one per process (job
-numbers start again in each): an input file's size comes from the table_file_creation event
-that created it, which may be in an earlier log.
+Give the logs oldest first (a DB's LOG.old.* files by number, then LOG): an input file's size
+comes from the table_file_creation event that created it, which may be in an earlier log, and a
+compaction that started in one log may finish in the next (a log set aside at
+max_log_file_size). Job numbers start again with each process: a compaction_started event
+replaces an unfinished one of the same job, which a process that stopped left behind.
 Prints, per kind of compaction (input level -> output level), how many ran, the bytes read from
 each of the two levels and their ratio (bytes of the output level rewritten per byte moved
 down), and the bytes written; with -v, one line per compaction too.
@@ -23,7 +25,6 @@ FILES = re.compile(r"^files_L(\d+)$")
 
 def events(paths):
     for path in paths:
-        yield {"event": "new_log"}
         with open(path, errors="replace") as f:
             for line in f:
                 m = EVENT.search(line)
@@ -52,9 +53,7 @@ def main(argv):
     moves = defaultdict(lambda: [0, 0])
     for e in events(paths):
         kind = e.get("event")
-        if kind == "new_log":
-            started.clear()  # job numbers start again with each process
-        elif kind == "table_file_creation":
+        if kind == "table_file_creation":
             sizes[e["file_number"]] = e.get("file_size", 0)
         elif kind == "compaction_started":
             levels = sorted(int(FILES.match(k).group(1)) for k in e if FILES.match(k))

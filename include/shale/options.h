@@ -85,6 +85,9 @@ struct DBOptions {
   std::string db_log_dir;                    // empty: the DB directory
   // The LOG is set aside and started again once it holds this many bytes (0: only at Open).
   uint64_t max_log_file_size = 0;
+  // The LOG is also set aside and started again at the first message once it is this many
+  // seconds old (0: never by age).
+  uint64_t log_file_time_to_roll = 0;
   // LOG files kept, the live one included; the oldest old ones are deleted. >= 1.
   uint64_t keep_log_file_num = 1000;
   // Every this many seconds the DB writes each column family's shale.stats property (levels,

@@ -60,6 +60,7 @@ Status FileLogger::Start() {
   }
   DeleteOldLogs(options_, options_.keep_log_file_num);
   size_ = 0;
+  started_micros_ = NowMicros();
   return fs->NewWritableFile(live, FileOptions(), &file_);
 }
 
@@ -111,9 +112,12 @@ void FileLogger::Logv(const char* format, va_list ap) {
   if (file_ == nullptr) return;  // closed
   buffer_ += line;
   size_ += line.size();
-  if (options_.max_log_file_size > 0 && size_ >= options_.max_log_file_size) {
+  const uint64_t now_micros = NowMicros();
+  const bool too_old = options_.log_file_time_to_roll > 0 &&
+                       (now_micros - started_micros_) / 1000000 >= options_.log_file_time_to_roll;
+  if ((options_.max_log_file_size > 0 && size_ >= options_.max_log_file_size) || too_old) {
     Start().PermitUncheckedError();  // without a new log, messages are dropped until Close
-  } else if (buffer_.size() >= kBufferBytes || NowMicros() - last_write_micros_ >= 1000000) {
+  } else if (buffer_.size() >= kBufferBytes || now_micros - last_write_micros_ >= 1000000) {
     WriteOut();
   }
 }

@@ -9,7 +9,8 @@
 //
 // Opening sets the live log aside as LOG.old.<micros> (if there is one) and starts a new one;
 // with max_log_file_size > 0 the log is set aside and started again each time it grows past
-// that size. Either way the oldest old logs are deleted so that, the live one included, at most
+// that size, and with log_file_time_to_roll > 0 at the first message once it is that many
+// seconds old. Either way the oldest old logs are deleted so that, the live one included, at most
 // keep_log_file_num remain. A failure to write, rename or delete loses messages or leaves a
 // file behind, and nothing else: the logger reports it to nobody (its own messages are the way
 // it would).
@@ -35,8 +36,9 @@ struct InfoLogOptions {
   std::string dbname;
   std::string db_log_dir;  // empty: the DB directory
   InfoLogLevel level = INFO_LEVEL;
-  uint64_t max_log_file_size = 0;     // 0: no limit
-  uint64_t keep_log_file_num = 1000;  // >= 1
+  uint64_t max_log_file_size = 0;      // 0: no limit
+  uint64_t log_file_time_to_roll = 0;  // seconds; 0: no limit
+  uint64_t keep_log_file_num = 1000;   // >= 1
 };
 
 class FileLogger final : public Logger {
@@ -67,6 +69,7 @@ class FileLogger final : public Logger {
   uint64_t size_ GUARDED_BY(mu_) = 0;               // bytes of the live log, buffered ones included
   std::string buffer_ GUARDED_BY(mu_);              // lines not yet written out
   uint64_t last_write_micros_ GUARDED_BY(mu_) = 0;  // NowMicros of the last write out
+  uint64_t started_micros_ GUARDED_BY(mu_) = 0;     // NowMicros when the live log was started
 };
 
 }  // namespace shale

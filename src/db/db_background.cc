@@ -571,7 +571,14 @@ void DBImpl::BackgroundFlush(const std::shared_ptr<ColumnFamilyData>& cfd) {
   if (stats_ != nullptr) stats_->recordTick(NUMBER_FLUSHES);
   if (!cfd->dropped.load(std::memory_order_relaxed)) InstallSuperVersion(cfd.get());
   DeleteFlushedFiles();
-  if (info_log_ != nullptr) info_log_->Flush();
+  FlushInfoLogUnlocked();
+}
+
+void DBImpl::FlushInfoLogUnlocked() {
+  if (info_log_ == nullptr) return;
+  mutex_.Unlock();
+  info_log_->Flush();
+  mutex_.Lock();
 }
 
 void DBImpl::DeleteFlushedFiles() {

@@ -155,6 +155,8 @@ struct DBImpl::CompactionState {
   std::vector<FileMetaData> outputs;  // finished
   std::vector<uint64_t> created;      // every output number taken, finished or not
   uint64_t bytes_written = 0;
+  uint64_t input_records = 0;   // entries read from the inputs
+  uint64_t output_records = 0;  // entries written to the outputs (range tombstones aside)
   // The compaction's number in the info log, and when it started (NowMicros).
   uint64_t job = 0;
   uint64_t start_micros = 0;
@@ -205,7 +207,7 @@ Status DBImpl::RunCompaction(ColumnFamilyData* cfd, Compaction* c, uint32_t max_
   // Listed until its replaced inputs are gone, so that WaitForCompact returns after that.
   std::erase_if(running_compactions_,
                 [c](const RunningCompaction& r) { return r.compaction == c; });
-  if (info_log_ != nullptr) info_log_->Flush();
+  FlushInfoLogUnlocked();
   return s;
 }
 
@@ -325,6 +327,7 @@ Status DBImpl::WriteCompactionOutputs(CompactionState* state) {
       if (!s.ok()) break;
       state->user_key.assign(p.user_key.data(), p.user_key.size());
     }
+    state->input_records++;
     state->key_entries.push_back(
         KeyEntry{key.ToString(), input->value().ToString(), p.sequence, p.type});
   }
@@ -476,6 +479,7 @@ Status DBImpl::WriteKeyEntries(CompactionState* state) {
     state->current.largest = entry.internal_key;
     r = state->builder->Add(entry.internal_key, entry.value);
     if (!r.ok()) return r;
+    state->output_records++;
   }
   return r;
 }
@@ -556,10 +560,12 @@ Status DBImpl::InstallCompactionResultsLocked(
   const Compaction& c = *parts.front()->compaction;
   ColumnFamilyData* const cfd = parts.front()->cfd;
   std::vector<FileMetaData> outputs;
-  uint64_t bytes_written = 0;
+  uint64_t bytes_written = 0, input_records = 0, output_records = 0;
   for (const auto& part : parts) {
     outputs.insert(outputs.end(), part->outputs.begin(), part->outputs.end());
     bytes_written += part->bytes_written;
+    input_records += part->input_records;
+    output_records += part->output_records;
   }
   // A family dropped meanwhile keeps nothing: its outputs are left to DeleteObsoleteFiles.
   if (s.ok() && cfd->dropped.load(std::memory_order_relaxed)) {
@@ -604,6 +610,8 @@ Status DBImpl::InstallCompactionResultsLocked(
         .Add("output_level", c.output_level())
         .Add("num_output_files", outputs.size())
         .Add("total_output_size", bytes_written)
+        .Add("num_input_records", input_records)
+        .Add("num_output_records", output_records)
         .Add("num_subcompactions", parts.size())
         .Add("lsm_state", LsmState(*cfd))
         .Write(info_log_.get());

@@ -304,6 +304,9 @@ class DBImpl final : public DB {
   void DeleteObsoleteFiles() REQUIRES(mutex_);
   // DeleteObsoleteFiles at the end of a flush, with flush_finishing_ set meanwhile.
   void DeleteFlushedFiles() REQUIRES(mutex_);
+  // Writes the info log's buffered lines out with mutex_ released (a flush's or compaction's
+  // lines reach the LOG file when it ends, without a write(2) under the mutex).
+  void FlushInfoLogUnlocked() REQUIRES(mutex_);
   static TableBuilderOptions BuilderOptions(const ColumnFamilyData& cfd);
   // How flush and compaction open the table files they write (Options::bytes_per_sync).
   FileOptions TableFileOptions() const {

@@ -392,6 +392,7 @@ void DBImpl::StartInfoLog() {
     o.db_log_dir = options_.db_log_dir;
     o.level = options_.info_log_level;
     o.max_log_file_size = options_.max_log_file_size;
+    o.log_file_time_to_roll = options_.log_file_time_to_roll;
     o.keep_log_file_num = options_.keep_log_file_num;
     FileLogger::Open(std::move(o), &info_log_).PermitUncheckedError();  // none: no LOG
   }

@@ -50,6 +50,7 @@ void LogDBOptions(Logger* info_log, const DBOptions& o) {
   put("info_log_level", static_cast<int>(o.info_log_level));
   put("db_log_dir", o.db_log_dir);
   put("max_log_file_size", o.max_log_file_size);
+  put("log_file_time_to_roll", o.log_file_time_to_roll);
   put("keep_log_file_num", o.keep_log_file_num);
   put("stats_dump_period_sec", o.stats_dump_period_sec);
   put("max_write_batch_group_size_bytes", o.max_write_batch_group_size_bytes);

@@ -4,6 +4,8 @@
 // strings (escaped as JSON requires) or arrays of integers. docs/info-log.md lists the events
 // and their fields.
 // Thread safety: one per message, on one thread.
+// Ownership: a temporary value that owns the line it builds; Write hands the text to the
+// Logger, which copies it.
 #pragma once
 
 #include <fmt/format.h>
