@@ -33,16 +33,17 @@ struct SlabAllocator::Slab {
   // fault its pages in one 4 KiB page at a time, each fault a trap into the kernel; one
   // madvise per chunk faults its 64 pages in one call (MADV_POPULATE_WRITE, Linux 5.14; on
   // older kernels the advice fails and the pages fault as before). A slab no longer carved
-  // holds at most one chunk faulted in and unused. docs/benchmarks.md ("Slabs faulted in
-  // ahead") has the measurements.
+  // holds at most one chunk faulted in and unused. Runs under the size class's mutex (one
+  // call per 256 KiB carved). docs/benchmarks.md ("Slabs faulted in ahead") has the
+  // measurements.
   void PopulateThrough(size_t end) {
     constexpr size_t kChunk = 256 << 10;
     static_assert(kSlabSize % kChunk == 0);
     if (end <= populated) return;
     const size_t to = std::min(kSlabSize, (end + kChunk - 1) / kChunk * kChunk);
-    char* const base = reinterpret_cast<char*>(this);
 #ifdef MADV_POPULATE_WRITE
-    madvise(base + populated, to - populated, MADV_POPULATE_WRITE);  // advice: failure is fine
+    // Advice: a failure leaves the pages to fault on first touch.
+    madvise(reinterpret_cast<char*>(this) + populated, to - populated, MADV_POPULATE_WRITE);
 #endif
     populated = static_cast<uint32_t>(to);
   }
