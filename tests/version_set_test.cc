@@ -352,6 +352,45 @@ TEST_F(VersionSetTest, PickerTakesTheFileWithTheLeastOverlapUnlessRoundRobin) {
   }
 }
 
+// A file that moves down unchanged takes along its neighbours that overlap nothing below either,
+// as long as the output level stays within its target; a manual compaction of several such files
+// rewrites them.
+TEST_F(VersionSetTest, PickerMovesARunOfFilesThatOverlapNothingBelow) {
+  options_.level_compaction_dynamic_level_bytes = false;
+  options_.max_bytes_for_level_base = 1000;  // L1's ~4 KB is over its target
+  for (double multiplier : {10.0, 3.0}) {
+    SCOPED_TRACE(multiplier);
+    options_.max_bytes_for_level_multiplier = multiplier;  // L2's room: ~9 KB, then ~2 KB
+    auto vs = NewSet();
+    ASSERT_TRUE(vs->CreateNew().ok());
+    VersionEdit e;
+    e.AddFile(1, Meta(10, "a", "c"));
+    e.AddFile(1, Meta(11, "d", "f"));
+    e.AddFile(1, Meta(12, "g", "i"));
+    e.AddFile(1, Meta(13, "k", "m"));
+    e.AddFile(2, Meta(20, "l", "l"));  // under 13
+    ASSERT_TRUE(vs->LogAndApply(&e).ok());
+    std::vector<std::string> pointers(options_.num_levels);
+    auto c = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
+    ASSERT_NE(c, nullptr);
+    ASSERT_EQ(c->level(), 1);
+    std::vector<uint64_t> numbers;
+    for (const auto& f : c->inputs(0)) numbers.push_back(f->number);
+    const std::vector<uint64_t> expected =
+        multiplier == 10.0 ? std::vector<uint64_t>{10, 11, 12} : std::vector<uint64_t>{10};
+    EXPECT_EQ(numbers, expected);
+    EXPECT_TRUE(c->inputs(1).empty());
+    EXPECT_TRUE(c->IsTrivialMove());
+    EXPECT_EQ(pointers[1], c->inputs(0).back()->largest);
+
+    const Slice begin("a"), end("i");
+    auto manual = RangeCompaction(vs->config(0), vs->current(), 1, &begin, &end);
+    ASSERT_NE(manual, nullptr);
+    EXPECT_EQ(manual->inputs(0).size(), 3u);
+    EXPECT_FALSE(manual->IsTrivialMove());
+  }
+}
+
 // With compactions running, the picker takes the highest-scoring level whose inputs are free
 // (L0 is due but needs L1 files that L1's compactions hold); a compaction whose output range a
 // running one writes into is never returned, even when its inputs are free.
@@ -371,34 +410,30 @@ TEST_F(VersionSetTest, PickerRunsBesideRunningCompactions) {
   vs->SetLastSequence(6);
   ASSERT_TRUE(vs->LogAndApply(&e).ok());
   std::vector<std::string> pointers(options_.num_levels);
-  // Alone, L1 wins (the highest score): its least-overlap file is 10 or 11 (no L2 overlap).
+  // Alone, L1 wins (the highest score): its least-overlap files are 10 and 11 (no L2 overlap),
+  // which move down together.
   auto first = PickCompaction(vs->config(0), vs->current(), {}, &pointers);
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->level(), 1);
+  ASSERT_EQ(first->inputs(0).size(), 2u);
   EXPECT_EQ(first->inputs(0)[0]->number, 10u);
-  // Running it (inputs marked), L1's score drops to ~2; L1 is still first, and its next free
-  // file with the least overlap is 11.
+  EXPECT_EQ(first->inputs(0)[1]->number, 11u);
+  EXPECT_TRUE(first->IsTrivialMove());
+  // Running it (inputs marked), L0 needs L1's busy files 10 and 11: it waits; L1's last file 12
+  // (with L2's 20) is still free, and L1 (1,012 of 1,000 bytes free) remains due.
   first->MarkBeingCompacted(true);
   auto second = PickCompaction(vs->config(0), vs->current(), {first.get()}, &pointers);
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(second->level(), 1);
-  EXPECT_EQ(second->inputs(0)[0]->number, 11u);
-  second->MarkBeingCompacted(true);
-  // L0 now needs L1's busy files 10 and 11: it waits; L1's last file 12 (with L2's 20) is
-  // still free, but L1 (1,012 of 1,000 bytes free) remains due.
-  auto third = PickCompaction(vs->config(0), vs->current(), {first.get(), second.get()}, &pointers);
-  ASSERT_NE(third, nullptr);
-  EXPECT_EQ(third->level(), 1);
-  EXPECT_EQ(third->inputs(0)[0]->number, 12u);
-  EXPECT_EQ(third->inputs(1).size(), 1u);
+  ASSERT_EQ(second->inputs(0).size(), 1u);
+  EXPECT_EQ(second->inputs(0)[0]->number, 12u);
+  EXPECT_EQ(second->inputs(1).size(), 1u);
   // A running compaction that writes L2's g-i range (its inputs not marked here) keeps the
   // same pick from being returned: nothing else is due.
-  EXPECT_EQ(PickCompaction(vs->config(0), vs->current(), {first.get(), second.get(), third.get()},
-                           &pointers),
+  EXPECT_EQ(PickCompaction(vs->config(0), vs->current(), {first.get(), second.get()}, &pointers),
             nullptr);
-  third->MarkBeingCompacted(true);
-  EXPECT_EQ(PickCompaction(vs->config(0), vs->current(), {first.get(), second.get(), third.get()},
-                           &pointers),
+  second->MarkBeingCompacted(true);
+  EXPECT_EQ(PickCompaction(vs->config(0), vs->current(), {first.get(), second.get()}, &pointers),
             nullptr);
 }
 

@@ -32,8 +32,10 @@ std::pair<Slice, Slice> Compaction::UserKeyRange(const Comparator* ucmp) const {
 bool Compaction::IsTrivialMove() const {
   // An L0 file may overlap other L0 files that are older: moving it below them would reorder
   // versions, so L0 moves only when it is the only L0 file overlapping its range.
-  if (inputs_[0].size() != 1 || !inputs_[1].empty() || level_ == output_level_) return false;
-  if (level_ > 0) return true;
+  if (inputs_[0].empty() || !inputs_[1].empty() || level_ == output_level_) return false;
+  // A manual compaction of several files rewrites them, as it always has.
+  if (level_ > 0) return inputs_[0].size() == 1 || reason_ != CompactionReason::kManualCompaction;
+  if (inputs_[0].size() != 1) return false;
   const FileMetaData& f = *inputs_[0][0];
   const Slice lo = ExtractUserKey(f.smallest), hi = ExtractUserKey(f.largest);
   return input_version_->OverlappingInputs(0, &lo, &hi).size() == 1;

@@ -83,8 +83,9 @@ class Compaction {
 
   // The smallest and largest user keys of the input files: every output lies within them.
   std::pair<Slice, Slice> UserKeyRange(const Comparator* ucmp) const;
-  // One input file and nothing to merge it with: it can move down a level unchanged (never
-  // for a compaction in place).
+  // Nothing at the output level to merge with: the inputs can move down a level unchanged
+  // (never for a compaction in place). At L0 only one file that no other L0 file overlaps; below
+  // L0 any run of the picker's files, and one file of a manual compaction.
   bool IsTrivialMove() const;
   // Records the removal of every input in edit.
   void AddInputDeletions(VersionEdit* edit) const;

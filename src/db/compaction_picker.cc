@@ -295,14 +295,49 @@ bool OutputConflicts(const Comparator* ucmp, const Compaction& c,
   return false;
 }
 
+// A file below L0 that overlaps nothing at the output level moves down without a rewrite
+// (inputs(1) empty). Its neighbours in the level that overlap nothing there either go with it, as
+// long as the output level stays within its target: each file moved now is one the next
+// compactions into this level do not merge again (in a young tree, L0 -> L1 compactions would
+// otherwise rewrite the L1 files that only wait for room below). The level stays sorted and
+// disjoint: the moved files are consecutive and the output level holds nothing in their span.
+void ExtendTrivialMove(const LevelTargets& t, Compaction* c) {
+  const Version& v = c->input_version();
+  const int level = c->level(), out = c->output_level();
+  if (level == 0 || level == out || !c->inputs(1).empty()) return;
+  const uint64_t out_bytes = v.NumLevelBytes(out);
+  if (out_bytes >= t.max_bytes[out]) return;
+  uint64_t room = t.max_bytes[out] - out_bytes;
+  const FileList& files = v.files(level);
+  const auto at = std::find(files.begin(), files.end(), c->inputs(0)[0]);
+  SHALE_ASSERT(at != files.end());
+  size_t first = static_cast<size_t>(at - files.begin()), last = first;
+  if (files[first]->file_size > room) return;
+  room -= files[first]->file_size;
+  // Whether files[i] can join the run [first, last]: free, within the room left, and the
+  // run's span with it still meets no file of the output level.
+  auto fits = [&](size_t i, size_t lo, size_t hi) {
+    if (files[i]->being_compacted || files[i]->file_size > room) return false;
+    const Slice a = ExtractUserKey(files[lo]->smallest), b = ExtractUserKey(files[hi]->largest);
+    return v.OverlappingInputs(out, &a, &b).empty();
+  };
+  while (last + 1 < files.size() && fits(last + 1, first, last + 1)) {
+    room -= files[++last]->file_size;
+  }
+  while (first > 0 && fits(first - 1, first - 1, last)) room -= files[--first]->file_size;
+  c->mutable_inputs(0).assign(files.begin() + static_cast<std::ptrdiff_t>(first),
+                              files.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+}
+
 // The level a compaction of level writes to.
 int OutputLevel(const LevelTargets& t, int level) { return level == 0 ? t.base_level : level + 1; }
 
 // The compaction of level that the picker would run, or null when its inputs are busy.
 std::unique_ptr<Compaction> PickAtLevel(const FamilyConfig& family,
                                         std::shared_ptr<Version> version, int level,
-                                        int output_level,
+                                        const LevelTargets& targets,
                                         const std::vector<std::string>& pointers) {
+  const int output_level = OutputLevel(targets, level);
   const Comparator* ucmp = family.icmp->user_comparator();
   auto c = std::make_unique<Compaction>(version, level, output_level, OutputFileSize(family));
   const FileList& files = version->files(level);
@@ -318,6 +353,10 @@ std::unique_ptr<Compaction> PickAtLevel(const FamilyConfig& family,
     c->mutable_inputs(0).push_back(pick);
   }
   if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;
+  if (level > 0 && c->inputs(1).empty()) {
+    ExtendTrivialMove(targets, c.get());
+    if (!AddNextLevelInputs(ucmp, c.get())) return nullptr;  // the wider span's grandparents
+  }
   return c;
 }
 
@@ -338,10 +377,9 @@ std::unique_ptr<Compaction> PickCompaction(const FamilyConfig& family,
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   const Comparator* ucmp = family.icmp->user_comparator();
   for (const auto& [score, level] : due) {
-    std::unique_ptr<Compaction> c =
-        PickAtLevel(family, version, level, OutputLevel(targets, level), *compact_pointers);
+    std::unique_ptr<Compaction> c = PickAtLevel(family, version, level, targets, *compact_pointers);
     if (c == nullptr || OutputConflicts(ucmp, *c, running)) continue;
-    if (level > 0) (*compact_pointers)[level] = c->inputs(0)[0]->largest;
+    if (level > 0) (*compact_pointers)[level] = c->inputs(0).back()->largest;
     c->set_reason(level == 0 ? CompactionReason::kLevelL0FilesNum
                              : CompactionReason::kLevelMaxLevelSize);
     // Invariant: of every compaction it returns, the picker guarantees (given a Version whose

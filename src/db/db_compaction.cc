@@ -227,11 +227,14 @@ void DBImpl::RunSubcompactions(const std::vector<std::unique_ptr<CompactionState
 }
 
 Status DBImpl::MoveFileDownLocked(ColumnFamilyData* cfd, Compaction* c) {
-  const FileMetaData& f = *c->inputs(0)[0];
   VersionEdit edit;
   edit.SetColumnFamily(cfd->id);
-  edit.DeleteFile(c->level(), f.number);
-  edit.AddFile(c->output_level(), f);
+  uint64_t bytes = 0;
+  for (const auto& f : c->inputs(0)) {
+    edit.DeleteFile(c->level(), f->number);
+    edit.AddFile(c->output_level(), *f);
+    bytes += f->file_size;
+  }
   Status s = versions_->LogAndApply(&edit);
   c->MarkBeingCompacted(false);
   EventLog("trivial_move", next_job_id_.fetch_add(1, std::memory_order_relaxed))
@@ -239,16 +242,16 @@ Status DBImpl::MoveFileDownLocked(ColumnFamilyData* cfd, Compaction* c) {
       .Add("compaction_reason", CompactionReasonName(c->reason()))
       .Add("source_level", c->level())
       .Add("destination_level", c->output_level())
-      .Add("files", 1)
-      .Add("total_files_size", f.file_size)
-      .Add("file_number", f.number)
+      .Add("files", c->inputs(0).size())
+      .Add("total_files_size", bytes)
+      .Add("file_number", c->inputs(0)[0]->number)
       .Add("status", s.ToString())
       .Write(info_log_.get());
   if (s.ok()) {
     num_compactions_++;
     ColumnFamilyData::LevelCompactionStats& ls = cfd->LevelStats(c->output_level());
-    ls.moves++;
-    ls.moved_bytes += f.file_size;
+    ls.moves += c->inputs(0).size();
+    ls.moved_bytes += bytes;
     InstallSuperVersion(cfd);
   }
   return s;
