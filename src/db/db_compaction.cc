@@ -32,6 +32,7 @@
 #include "src/util/clock.h"
 #include "src/util/event_log.h"
 #include "src/util/invariants.h"
+#include "src/util/test_hook.h"
 #include "table/table_reader.h"
 
 namespace shale {
@@ -253,6 +254,7 @@ Status DBImpl::MoveFileDownLocked(ColumnFamilyData* cfd, Compaction* c) {
     ls.moves += c->inputs(0).size();
     ls.moved_bytes += bytes;
     InstallSuperVersion(cfd);
+    if (c->inputs(0).size() > 1) SHALE_TEST_HOOK("DBImpl::MoveFileDownLocked:SeveralFiles");
   }
   return s;
 }
