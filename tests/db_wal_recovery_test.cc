@@ -35,6 +35,13 @@ class DBWalRecoveryTest : public DBTestBase {
     ADD_FAILURE() << "no log with data";
     return {};
   }
+  // Copies the DB's directory to dbname_ + suffix, as a kill would leave it if the DB is open.
+  std::string CopyDbDir(const std::string& suffix) {
+    const std::string copy = dbname_ + suffix;
+    fs::remove_all(copy);
+    fs::copy(dbname_, copy);
+    return copy;
+  }
   static std::string ReadAll(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -75,6 +82,14 @@ class DBWalRecoveryTest : public DBTestBase {
     std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
     for (it->SeekToFirst(); it->Valid(); it->Next()) n++;
     return n;
+  }
+  // Opens, expects exactly k0..k(keys-1), and closes.
+  void ExpectPrefixAfterOpen(int keys) {
+    Open();
+    int n;
+    EXPECT_TRUE(IsPrefix(&n));
+    EXPECT_EQ(n, keys);
+    Close();
   }
   // true if the keys present are exactly k0..k(n-1) for some n (a prefix of the history).
   bool IsPrefix(int* n) {
@@ -300,13 +315,47 @@ TEST_F(DBWalRecoveryTest, LiveZeroFilledLogRecoversAfterAKill) {
   std::fill(torn.begin() + static_cast<std::ptrdiff_t>(cut), torn.end(), '\0');
   WriteAll(torn_log, torn);
   options_.wal_recovery_mode = WALRecoveryMode::kTolerateCorruptedTailRecords;
-  Open();
-  int n;
-  EXPECT_TRUE(IsPrefix(&n));
-  EXPECT_EQ(n, 29);
-  Close();
+  ExpectPrefixAfterOpen(29);
   fs::remove_all(copy);
   fs::remove_all(torn_copy);
+  dbname_ = original;
+}
+
+// The live WAL copies its records into a shared mapping of the file: a process killed during a
+// copy leaves that record's checksum zero (src/env/mapped_appends.h), part of its payload, and
+// zeros after it. Both zeros-tolerant modes drop it as a torn tail and keep every earlier write.
+TEST_F(DBWalRecoveryTest, MappedRecordCutByAKillIsATornTail) {
+  Open();
+  for (int i = 0; i < 30; i++) {
+    ASSERT_TRUE(Put("k" + std::to_string(i), std::string(1000, static_cast<char>('a' + i))).ok());
+  }
+  const fs::path log = LastLog();
+  const std::string data = ReadAll(log);  // as a kill leaves it: the DB stays open
+  const size_t end = data.find_last_not_of('\0') + 1;
+  ASSERT_GT(data.size(), end) << "zeros ahead of the records";
+  const std::vector<size_t> offsets = RecordOffsets(data.substr(0, end));
+  ASSERT_EQ(offsets.size(), 30u);
+  const std::string copy = CopyDbDir("_killed");
+  Close();
+  const std::string original = dbname_;
+  dbname_ = copy;
+  const fs::path killed_log = fs::path(copy) / log.filename();
+  std::string cut = data;
+  std::fill(cut.begin() + static_cast<std::ptrdiff_t>(offsets.back()),
+            cut.begin() + static_cast<std::ptrdiff_t>(offsets.back() + 4), '\0');
+  // Of the payload, only its first 200 and last 64 bytes landed.
+  std::fill(cut.begin() + static_cast<std::ptrdiff_t>(offsets.back() + 200),
+            cut.begin() + static_cast<std::ptrdiff_t>(end - 64), '\0');
+  for (WALRecoveryMode mode :
+       {WALRecoveryMode::kTolerateCorruptedTailRecords, WALRecoveryMode::kPointInTimeRecovery}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    WriteAll(killed_log, cut);
+    options_.wal_recovery_mode = mode;
+    ExpectPrefixAfterOpen(29);
+    fs::remove_all(copy);
+    fs::copy(original, copy);
+  }
+  fs::remove_all(copy);
   dbname_ = original;
 }
 
@@ -320,9 +369,7 @@ TEST_F(DBWalRecoveryTest, AbsoluteConsistencyLogsHaveNoZerosAhead) {
   }
   const std::string data = ReadAll(LastLog());
   EXPECT_EQ(data.find_last_not_of('\0') + 1, data.size());
-  const std::string copy = dbname_ + "_killed";
-  fs::remove_all(copy);
-  fs::copy(dbname_, copy);
+  const std::string copy = CopyDbDir("_killed");
   Close();
   const std::string original = dbname_;
   dbname_ = copy;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "src/env/mapped_appends.h"
 #include "src/env/zero_fill_ahead.h"
 
 namespace shale::test {
@@ -14,16 +15,21 @@ namespace shale::test {
 class FaultInjectionFileSystem::Writable final : public WritableFile {
  public:
   Writable(FaultInjectionFileSystem* fs, uint64_t generation, std::shared_ptr<FileState> file,
-           std::string path, uint64_t size, uint64_t zero_fill_ahead)
+           std::string path, uint64_t size, uint64_t zero_fill_ahead, bool mmap_appends)
       : fs_(fs),
         generation_(generation),
         file_(std::move(file)),
         path_(std::move(path)),
         size_(size),
-        positional_(zero_fill_ahead > 0),
+        mapped_(mmap_appends && size == 0),
+        positional_(zero_fill_ahead > 0 || mmap_appends),
         zero_fill_(zero_fill_ahead) {}
   Status Append(const Slice& data) override {
     if (closed_) return Status::IOError(path_, "append to a closed file");
+    // Mapped appends keep zeros ahead from the first append on (src/env/mapped_appends.h).
+    if (mapped_ && size_ + data.size() > zeros_end_) {
+      ExtendZeros(MappedAppends::ZerosFor(size_ + data.size()));
+    }
     // Plain files append at the end, as O_APPEND does; zero-filled ones write over the zeros.
     Status s = fs_->Write(generation_, file_, path_, positional_ ? size_ : kAtEnd, data);
     if (s.ok()) size_ += data.size();
@@ -32,29 +38,49 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   Status Flush() override { return closed_ ? Status::IOError(path_, "closed") : Status::OK(); }
   Status Sync() override {
     if (closed_) return Status::IOError(path_, "sync after close");
+    // As the POSIX file, which appends with write(2) from the second sync on.
+    if (mapped_ && ++mapped_syncs_ >= 2) mapped_ = false;
     uint64_t from, to;
     if (zero_fill_.Due(size_, &from, &to)) {
       // As the POSIX file: best effort (what fits under the quota, never a fault).
-      zero_fill_.Filled(fs_->FillZeros(generation_, file_, from, to), to);
+      if (mapped_) {
+        to = MappedAppends::PageUp(to);
+        zero_fill_.Filled(ExtendZeros(to), to);
+      } else {
+        zero_fill_.Filled(fs_->FillZeros(generation_, file_, from, to), to);
+      }
     }
     return fs_->Sync(generation_, file_, path_);
   }
   Status Close() override {
     if (closed_) return Status::OK();
     closed_ = true;
-    if (zero_fill_.filled() > size_) return fs_->Truncate(generation_, file_, size_);
+    if (std::max(zero_fill_.filled(), zeros_end_) > size_) {
+      return fs_->Truncate(generation_, file_, size_);
+    }
     return Status::OK();
   }
   uint64_t GetFileSize() const override { return size_; }
 
  private:
+  // Zeros from the end of the mapped ones to `to`; returns how far they reach. A shortfall
+  // ends mapped appends, as in the POSIX file (whose later appends then use write(2)).
+  uint64_t ExtendZeros(uint64_t to) {
+    if (to > zeros_end_) zeros_end_ = fs_->FillZeros(generation_, file_, zeros_end_, to);
+    if (zeros_end_ < to) mapped_ = false;
+    return zeros_end_;
+  }
+
   FaultInjectionFileSystem* const fs_;
   const uint64_t generation_;
   const std::shared_ptr<FileState> file_;
   const std::string path_;
   uint64_t size_;
+  bool mapped_;  // FileOptions::mmap_appends, until zeros fall short or a 2nd sync
+  int mapped_syncs_ = 0;
   const bool positional_;  // writes at size_ (the file may hold zeros past it)
   ZeroFillAhead zero_fill_;
+  uint64_t zeros_end_ = 0;  // mapped: the end of the zeros written ahead
   bool closed_ = false;
 };
 
@@ -351,7 +377,8 @@ Status FaultInjectionFileSystem::NewWritableFile(const std::string& path,
   if (dirs_.count(Parent(path)) == 0) return Status::NotFound(path, "no such directory");
   auto file = std::make_shared<FileState>();  // a new inode; old handles keep the old one
   files_[path] = file;
-  *result = std::make_unique<Writable>(this, generation_, file, path, 0, options.zero_fill_ahead);
+  *result = std::make_unique<Writable>(this, generation_, file, path, 0, options.zero_fill_ahead,
+                                       options.mmap_appends);
   return Status::OK();
 }
 
@@ -364,7 +391,7 @@ Status FaultInjectionFileSystem::ReopenWritableFile(const std::string& path, con
   auto& file = files_[path];
   if (file == nullptr) file = std::make_shared<FileState>();
   *result = std::make_unique<Writable>(this, generation_, file, path, file->data.size(),
-                                       /*zero_fill_ahead=*/0);
+                                       /*zero_fill_ahead=*/0, /*mmap_appends=*/false);
   return Status::OK();
 }
 

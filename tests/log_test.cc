@@ -209,6 +209,55 @@ TEST_F(LogTest, BitFlipsInAZeroFilledLogAreCorruption) {
               flipped);
 }
 
+// A process killed while a mapped append copied a record (FileOptions::mmap_appends) leaves its
+// checksum zero, its length and type in place, and any part of its payload: a torn tail, whatever
+// landed, for a single-fragment record and for the last fragment of a long one. The same shape
+// before another record is Corruption.
+TEST_F(LogTest, MappedAppendCutBeforeItsChecksumIsATornTail) {
+  const std::string first = BigString("first", 500);
+  for (const size_t size : {size_t{5000}, size_t{40000}}) {
+    SCOPED_TRACE(size);
+    const std::string second = BigString("second", size);
+    Write({first, second});
+    const std::string good = Contents() + std::string(8192, '\0');
+    // The fragment that was being copied: the second record's only or last one.
+    const size_t at = size < 30000 ? kHeaderSize + first.size() : kBlockSize;
+    const size_t end = Contents().size();
+    ASSERT_EQ(static_cast<uint8_t>(good[at + 6]), size < 30000 ? kFullType : kLastType);
+    Random rnd(static_cast<uint32_t>(size));
+    int cuts = 0;
+    for (int shape = 0; shape < 40; shape++) {
+      std::string c = good;
+      std::fill(c.begin() + static_cast<std::ptrdiff_t>(at), c.begin() + at + 4, '\0');
+      // What landed of the payload: nothing, a prefix, a suffix, or 32-byte pieces at random.
+      for (size_t i = at + 8; i < end; i += 32) {
+        const bool landed = shape == 0   ? false
+                            : shape == 1 ? i < at + 8 + 64
+                            : shape == 2 ? i + 64 >= end
+                                         : rnd.OneIn(2);
+        if (!landed) {
+          std::fill(c.begin() + static_cast<std::ptrdiff_t>(i),
+                    c.begin() + static_cast<std::ptrdiff_t>(std::min(i + 32, end)), '\0');
+        }
+      }
+      SetContents(c);
+      End got_end;
+      Status s;
+      ASSERT_EQ(ReadAll(&got_end, &s), std::vector<std::string>{first}) << shape;
+      ASSERT_EQ(got_end, End::kTruncatedTail) << shape << " " << s.ToString();
+      cuts++;
+      // Followed by a record, the same damage is Corruption.
+      std::string more = c.substr(0, end);
+      more += good.substr(0, kHeaderSize + first.size());  // a valid record after it
+      more += std::string(4096, '\0');
+      SetContents(more);
+      ReadAll(&got_end);
+      ASSERT_EQ(got_end, End::kCorruption) << shape;
+    }
+    EXPECT_EQ(cuts, 40);
+  }
+}
+
 TEST_F(LogTest, ZeroesFollowedByDataAreCorruption) {
   Write({"one", std::string(100, 'x'), "three"});
   std::string c = Contents();

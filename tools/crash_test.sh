@@ -13,9 +13,9 @@
 # sizing, one in four with CompactRange calls among the writes, one in six switching memtables
 # at 8 range tombstones, half (with and without parallel compactions) starting table writeback
 # every 64 KiB, one in three with iterators seeking past runs of versions after one, every other
-# with read-triggered compactions of L0 after 100 seeks per file. With
-# --column_families N > 1 every write goes to N families in one batch (a
-# batch must survive in all of them or none), and every other run flushes them atomically.
+# with read-triggered compactions of L0 after 100 seeks per file, half without synced writes.
+# With --column_families N > 1 every write goes to N families in one batch (a batch must
+# survive in all of them or none), and every other run flushes them atomically.
 # Environment: SHALE_STRESS (default build/tools/shale_stress), TMPDIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,7 +70,9 @@ for ((c = 1; c <= cycles; c++)); do
   # table writeback every 64 KiB (--bytes_per_sync), with and without parallel compactions; one
   # in three has iterators seek past a run of versions of a key after one of them; one in three
   # pipelines writes (WAL and memtable stages); every other (the cycles without parallel
-  # compactions) compacts L0 after 100 seeks into one of its files (the readers' scans seek).
+  # compactions) compacts L0 after 100 seeks into one of its files (the readers' scans seek);
+  # half write without syncs, so that the live WAL copies every record into its mapping (a log
+  # synced twice appends with write(2)) and a kill may land inside a copy.
   parallel=()
   if ((c % 2 == 0)); then parallel=(--max_background_jobs=4 --subcompactions=3); fi
   if ((c % 3 == 0)); then parallel+=(--level_compaction_dynamic_level_bytes); fi
@@ -83,6 +85,7 @@ for ((c = 1; c <= cycles; c++)); do
   if ((c % 3 == 2)); then parallel+=(--enable_pipelined_write); fi
   if ((c % 2 == 1)); then parallel+=(--read_compaction_bytes_per_seek=1099511627776); fi
   if ((families > 1 && c % 2 == 1)); then parallel+=(--atomic_flush); fi
+  if ((c % 4 == 0 || c % 4 == 3)); then parallel+=(--sync_fraction=0); fi
   status=0
   timeout --foreground -s KILL "$(printf '%d.%03d' $((run_ms / 1000)) $((run_ms % 1000)))" \
     "$stress" "${common[@]}" "${parallel[@]}" --duration=3600 --seed=$((seed * 100003 + c)) \

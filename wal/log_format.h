@@ -8,8 +8,9 @@
 // checksum is the masked crc32c of type and payload. A logical record (one WriteBatch) is
 // stored as a single kFull record or as kFirst, kMiddle*, kLast fragments when it spans blocks.
 // Type 0 marks zero-filled space (preallocated or zeroed by a crash) and is never written.
-// A live WAL keeps zeros written past its last record (FileOptions::zero_fill_ahead), so its
-// file ends in zeros after a crash; Close cuts them off.
+// A live WAL keeps zeros written past its last record (FileOptions::mmap_appends and
+// zero_fill_ahead), so its file ends in zeros after a crash; Close cuts them off. A process
+// crash inside a mapped append leaves the fragment's checksum zero (it is stored last).
 #pragma once
 
 #include <cstdint>

@@ -81,8 +81,34 @@ bool Reader::TornIntoZeros(uint64_t at, uint32_t length) {
   return RestIsZero();
 }
 
+bool Reader::ChecksumNeverLanded(uint32_t length, bool* cut) {
+  // buffer_ starts with the record's header.
+  const char* p = buffer_.data();
+  const uint8_t type = static_cast<uint8_t>(p[6]);
+  // A fragment always carries payload (an empty record is the one exception, and never a
+  // cut-off append: its 7 bytes are stored plainly).
+  if (DecodeFixed32(p) != 0 || type == kZeroType || type > kMaxRecordType || length == 0 ||
+      kHeaderSize + length > buffer_.size()) {
+    return false;
+  }
+  const char* after = p + kHeaderSize + length;
+  *cut = std::all_of(after, buffer_.data() + buffer_.size(), [](char c) { return c == 0; });
+  if (*cut) {
+    buffer_.clear();
+    *cut = RestIsZero();
+  }
+  return true;
+}
+
 void Reader::StopDamaged(uint64_t at, uint32_t length, const char* what) {
-  if (TornIntoZeros(at, length)) {
+  bool cut = false;
+  if (ChecksumNeverLanded(length, &cut)) {
+    if (cut) {
+      Stop(End::kTruncatedTail, at, "record cut off before its checksum landed, zeros after it");
+    } else if (end_ == End::kNone) {
+      Stop(End::kCorruption, at, what);
+    }
+  } else if (TornIntoZeros(at, length)) {
     Stop(End::kTruncatedTail, at, "record cut off at a sector boundary, zeros after it");
   } else if (end_ == End::kNone) {  // not already stopped by a read error
     Stop(End::kCorruption, at, what);

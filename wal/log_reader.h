@@ -6,7 +6,10 @@
 //   kTruncatedTail : the file ends inside a record (a write torn by a crash) and no valid
 //                    record follows the cut one; or, in a zero-filled log, a record whose bytes
 //                    stop at a 512-byte sector boundary inside it with only zeros after them
-//                    to the end of the file (a crash landed its first sectors only)
+//                    to the end of the file (a crash landed its first sectors only); or, in
+//                    such a log, a last record whose checksum field is still zero, only
+//                    zeros after it to the end of the file (a process crash cut a mapped
+//                    append off before its checksum landed: src/env/mapped_appends.h)
 //   kZeroedTail    : zero bytes from a record boundary to the end of file (preallocated or
 //                    zeroed by a crash)
 //   kCorruption    : a damaged record (checksum, length, type, fragment order), or zeroes
@@ -62,8 +65,14 @@ class Reader {
   // inside what landed (else its length is damaged), and the rest of the file is zero. May
   // consume the buffer.
   bool TornIntoZeros(uint64_t at, uint32_t length);
-  // Stops at the damaged record at offset at: a torn tail if TornIntoZeros, else Corruption
-  // (what says why).
+  // For a damaged record (its header starts buffer_): true if its checksum field is zero in
+  // front of a valid type and a length that fits its block, the shape of a mapped append cut
+  // off by a process crash (src/env/mapped_appends.h); *cut then says whether only zeros follow
+  // the record to the end of the file (it was the last append: a torn tail). May consume the
+  // buffer.
+  bool ChecksumNeverLanded(uint32_t length, bool* cut);
+  // Stops at the damaged record at offset at: a torn tail if ChecksumNeverLanded found it cut
+  // or TornIntoZeros holds, else Corruption (what says why).
   void StopDamaged(uint64_t at, uint32_t length, const char* what);
   // True if a physical record with a valid checksum starts anywhere in bytes.
   static bool ValidRecordWithin(const Slice& bytes);

@@ -35,6 +35,18 @@ struct FileOptions {
   // far (Linux: sync_file_range with SYNC_FILE_RANGE_WRITE). No durability point: data is
   // durable only after Sync().
   uint64_t bytes_per_sync = 0;
+  // NewWritableFile only. Appends may be copied into a shared memory mapping of the file
+  // instead of written with write(2) (no system call per Append or Flush; a process crash
+  // still keeps every appended byte, which is in the operating system's page cache). The file
+  // then keeps zeros written past its data from the first Append on, as with zero_fill_ahead,
+  // and the same rules hold: Close() cuts them off, after a crash the file ends in them (so only
+  // a format whose readers stop at zeros may ask for this), and GetFileSize() counts data only.
+  // From the second Sync() on, appends use write(2) (a file synced often gains nothing).
+  // A process crash during an append of at least 8 bytes that does not cross a 1 MiB
+  // boundary leaves its first 4 bytes zero unless all of it landed, and its bytes 4..8 in
+  // place if anything after them did (the WAL's records put their checksum first). A hint: a
+  // file system may ignore it.
+  bool mmap_appends = false;
 };
 
 // Append-only output. Data is durable only after Sync() returns OK.

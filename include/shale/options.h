@@ -41,10 +41,10 @@ enum class CompactionPri : unsigned char {
 
 // What Open does with a damaged write-ahead log (docs/reliability.md).
 enum class WALRecoveryMode : unsigned char {
-  // An incomplete or zeroed last record is dropped; corruption before it fails Open. (A log
-  // synced more than once keeps zeros written ahead of its records, so that each sync
-  // commits data only; after a crash they are its zeroed tail. A damaged last record
-  // whose bytes end in zeros from a 512-byte boundary inside it counts as incomplete.)
+  // An incomplete or zeroed last record is dropped; corruption before it fails Open. (A live
+  // log keeps zeros written ahead of its records; after a crash they are its zeroed tail. A
+  // damaged last record whose bytes end in zeros from a 512-byte boundary inside it, or whose
+  // checksum is still zero with only zeros after it, counts as incomplete.)
   kTolerateCorruptedTailRecords = 0,
   // Any corruption fails Open, a zeroed or incomplete tail too. Logs in this mode only append
   // (no zeros ahead), so a sync also commits the log's new size: synced writes are slower.

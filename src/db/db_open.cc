@@ -463,8 +463,11 @@ Status DBImpl::CreateLog(bool keep_previous) {
   // A synced log keeps zeros written ahead of its records, so a group's fdatasync is data-only
   // (no size change to commit). After a crash the log then ends in zeros, which absolute
   // consistency would refuse as a zeroed tail: that mode's logs only append.
+  // For the same reason only those logs copy their records into a shared mapping of the file
+  // (no system call per write group).
   if (options_.wal_recovery_mode != WALRecoveryMode::kAbsoluteConsistency) {
     file_options.zero_fill_ahead = kWalZeroFillBytes;
+    file_options.mmap_appends = true;
   }
   Status s = fs_->NewWritableFile(LogFileName(dbname_, number), file_options, &file);
   if (s.ok()) s = db_dir_->Fsync();

@@ -1,9 +1,11 @@
 // The POSIX FileSystem: open(2)/pread(2)/write(2)/fdatasync(2) with EINTR handled, a 64 KiB
-// user-space buffer in front of appends, O_DIRECT on request, flock(2) for LOCK files, and
-// io_uring for asynchronous reads (src/env/io_uring_reader.h).
+// user-space buffer in front of appends (or appends copied into a shared mapping, on request),
+// O_DIRECT on request, flock(2) for LOCK files, and io_uring for asynchronous reads
+// (src/env/io_uring_reader.h).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 
 #include "shale/file_system.h"
 #include "src/env/io_uring_reader.h"
+#include "src/env/mapped_appends.h"
 #include "src/env/zero_fill_ahead.h"
 
 namespace shale {
@@ -51,26 +54,42 @@ class Fd {
 // data (pwrite of a shared zero page) and the data then overwrites them through the file
 // offset, so most fdatasyncs find the file's size and blocks already durable. Close() cuts the
 // zeros off again. With FileOptions::bytes_per_sync, writes start the writeback of every
-// bytes_per_sync of whole pages they complete. Thread safety: one thread at a time.
+// bytes_per_sync of whole pages they complete.
+//
+// Mapped appends (FileOptions::mmap_appends; shape and copy order in src/env/mapped_appends.h):
+// the file keeps zeros written ahead of its data, and appends copy into a shared mapping of the
+// window that holds them (the window's zeroed pages are faulted in writable at once,
+// MADV_POPULATE_WRITE). The zeros' pages are in the page cache with their blocks reserved, so
+// a copy never faults on a block allocation (a full disk shows as a short zero write, never as
+// SIGBUS). If zeros cannot be written or a window cannot be mapped, and from the second Sync()
+// on, the file goes on with write(2) from the end of its data. Close() unmaps and cuts the
+// zeros off. fdatasync writes back the pages dirtied through the mapping as it does those
+// written with write(2).
+//
+// Thread safety: one thread at a time.
 class PosixWritableFile final : public WritableFile {
  public:
   static constexpr size_t kBufferSize = 64 << 10;
+  static constexpr uint64_t kMapWindow = MappedAppends::kWindow;
 
   PosixWritableFile(std::string path, int fd, uint64_t size, uint64_t zero_fill_ahead,
-                    uint64_t bytes_per_sync = 0)
+                    uint64_t bytes_per_sync = 0, bool mmap_appends = false)
       : path_(std::move(path)),
         fd_(fd),
         size_(size),
         zero_fill_(zero_fill_ahead),
         bytes_per_sync_(bytes_per_sync),
         written_(size),
-        writeback_from_(size) {
-    buffer_.reserve(kBufferSize);
+        writeback_from_(size),
+        mapped_(mmap_appends && size == 0) {
+    if (!mapped_) buffer_.reserve(kBufferSize);
   }
   ~PosixWritableFile() override { Close().PermitUncheckedError(); }
 
-  Status Append(const Slice& data) override {
+  Status Append(const Slice& appended) override {
     if (fd_.get() < 0) return Status::IOError(path_, "append to a closed file");
+    Slice data = appended;
+    if (mapped_ && AppendMapped(&data)) return Status::OK();
     size_ += data.size();
     if (buffer_.size() + data.size() <= kBufferSize) {
       buffer_.append(data.data(), data.size());
@@ -95,8 +114,20 @@ class PosixWritableFile final : public WritableFile {
   Status Sync() override {
     Status s = Flush();
     if (!s.ok()) return s;
+    // A file synced again and again appends with write(2) from its second sync on: each sync
+    // would otherwise write-protect the mapped pages, and the next copy into each would fault.
+    if (mapped_ && ++mapped_syncs_ >= 2) LeaveMapped();
+    if (fd_.get() < 0) return Status::IOError(path_, "sync of a closed file");
     uint64_t from, to;
-    if (zero_fill_.Due(size_, &from, &to)) zero_fill_.Filled(WriteZeros(from, to), to);
+    if (zero_fill_.Due(size_, &from, &to)) {
+      if (mapped_) {
+        // The zeros continue from the mapped ones (page-aligned, so the mapping can use them).
+        to = MappedAppends::PageUp(to);
+        zero_fill_.Filled(ExtendZeros(to), to);
+      } else {
+        zero_fill_.Filled(WriteZeros(from, to), to);
+      }
+    }
     if (::fdatasync(fd_.get()) != 0) return PosixError(path_ + ": fdatasync", errno);
     return Status::OK();
   }
@@ -104,12 +135,14 @@ class PosixWritableFile final : public WritableFile {
   Status Close() override {
     if (fd_.get() < 0) return Status::OK();
     Status s = FlushBuffer();
-    if (zero_fill_.filled() > 0) {
+    Unmap();
+    const uint64_t zeros_end = std::max(zero_fill_.filled(), zeros_end_);
+    if (zeros_end > 0) {
       // Cut the zeros off at the end of what was written (after a failed write that is short
-      // of size_: the file then ends in the partial record, as an appended one would).
-      const off_t end = ::lseek(fd_.get(), 0, SEEK_CUR);
-      if (end < 0 ||
-          (static_cast<uint64_t>(end) < zero_fill_.filled() && ::ftruncate(fd_.get(), end) != 0)) {
+      // of size_: the file then ends in the partial record, as an appended one would). Mapped
+      // appends leave the file offset at 0: their data ends at size_.
+      const off_t end = mapped_ ? static_cast<off_t>(size_) : ::lseek(fd_.get(), 0, SEEK_CUR);
+      if (end < 0 || (static_cast<uint64_t>(end) < zeros_end && ::ftruncate(fd_.get(), end) != 0)) {
         if (s.ok()) s = PosixError(path_ + ": ftruncate", errno);
       }
     }
@@ -121,6 +154,87 @@ class PosixWritableFile final : public WritableFile {
   uint64_t GetFileSize() const override { return size_; }
 
  private:
+  // Copies *data into the mapping, writing zeros and mapping windows ahead as needed. False if
+  // that failed: *data is then what is left to append, and the file appends with write(2) from
+  // the end of its data (mapped_ is false).
+  bool AppendMapped(Slice* data) {
+    const uint64_t end = size_ + data->size();
+    if (end > zeros_end_ && ExtendZeros(MappedAppends::ZerosFor(end)) < end) return LeaveMapped();
+    if (map_ == nullptr || size_ >= map_base_ + kMapWindow) {
+      if (!MapWindow(size_ / kMapWindow * kMapWindow)) return LeaveMapped();
+    }
+    if (end <= map_base_ + kMapWindow) {  // the common case: inside the window, in order
+      MappedAppends::CopyFirstWordLast(map_ + (size_ - map_base_), data->data(), data->size());
+      data->remove_prefix(data->size());
+      size_ = end;
+      written_ = end;
+      StartWriteback();
+      return true;
+    }
+    while (!data->empty()) {
+      if (map_ == nullptr || size_ >= map_base_ + kMapWindow) {
+        if (!MapWindow(size_ / kMapWindow * kMapWindow)) return LeaveMapped();
+      }
+      const size_t k =
+          static_cast<size_t>(std::min<uint64_t>(data->size(), map_base_ + kMapWindow - size_));
+      std::memcpy(map_ + (size_ - map_base_), data->data(), k);
+      data->remove_prefix(k);
+      size_ += k;
+      written_ = size_;
+    }
+    StartWriteback();
+    return true;
+  }
+
+  // Writes zeros from the end of the file's zeros to `to` (page-aligned) and faults the part
+  // inside the mapped window in; returns how far the zeros reach.
+  uint64_t ExtendZeros(uint64_t to) {
+    if (to <= zeros_end_) return zeros_end_;
+    const uint64_t from = zeros_end_;
+    zeros_end_ = WriteZeros(from, to);
+    if (map_ != nullptr) Populate(from, zeros_end_);
+    return zeros_end_;
+  }
+
+  // Maps the window starting at base (replacing the current one) and faults in its zeros.
+  bool MapWindow(uint64_t base) {
+    Unmap();
+    void* p = ::mmap(nullptr, kMapWindow, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(),
+                     static_cast<off_t>(base));
+    if (p == MAP_FAILED) return false;
+    map_ = static_cast<char*>(p);
+    map_base_ = base;
+    Populate(std::max(base, size_ / 4096 * 4096), zeros_end_);
+    return true;
+  }
+
+  // Faults in the pages of [from, to) inside the mapped window, writable: the copies that
+  // follow then take no page faults. Best effort (a page left out faults on its first copy).
+  void Populate(uint64_t from, uint64_t to) {
+    from = std::max(from, map_base_);
+    to = std::min(to, map_base_ + kMapWindow);
+    if (from >= to) return;
+    (void)::madvise(map_ + (from - map_base_), static_cast<size_t>(to - from), MADV_POPULATE_WRITE);
+  }
+
+  void Unmap() {
+    if (map_ == nullptr) return;
+    ::munmap(map_, kMapWindow);
+    map_ = nullptr;
+  }
+
+  // Ends mapped appends: later appends use write(2) from the end of the data.
+  bool LeaveMapped() {
+    Unmap();
+    mapped_ = false;
+    written_ = size_;
+    // (A regular file's offset can always be set; if not, the file is closed: nothing may land
+    // at the wrong offset, and later calls report the closed file.)
+    if (::lseek(fd_.get(), static_cast<off_t>(size_), SEEK_SET) < 0) (void)fd_.Reset();
+    buffer_.reserve(kBufferSize);
+    return false;
+  }
+
   Status FlushBuffer() {
     if (buffer_.empty()) return Status::OK();
     Status s = WriteAll(buffer_.data(), buffer_.size());
@@ -187,6 +301,11 @@ class PosixWritableFile final : public WritableFile {
   uint64_t written_;         // bytes handed to the kernel (the file offset)
   uint64_t writeback_from_;  // where the next writeback start begins
   std::string buffer_;
+  bool mapped_;             // appends copy into map_ (FileOptions::mmap_appends)
+  int mapped_syncs_ = 0;    // syncs while mapped
+  uint64_t zeros_end_ = 0;  // mapped appends: the end of the zeros written past the data
+  char* map_ = nullptr;     // the mapped window [map_base_, map_base_ + kMapWindow)
+  uint64_t map_base_ = 0;
 };
 
 // Forward reads. Thread safety: one thread at a time.
@@ -301,10 +420,11 @@ class PosixFileSystem final : public FileSystem {
 
   Status NewWritableFile(const std::string& path, const FileOptions& options,
                          std::unique_ptr<WritableFile>* result) override {
-    int fd = Open(path, O_WRONLY | O_CREAT | O_TRUNC);
+    // A shared writable mapping needs a descriptor open for reading as well.
+    int fd = Open(path, (options.mmap_appends ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC);
     if (fd < 0) return PosixError(path, errno);
     *result = std::make_unique<PosixWritableFile>(path, fd, 0, options.zero_fill_ahead,
-                                                  options.bytes_per_sync);
+                                                  options.bytes_per_sync, options.mmap_appends);
     return Status::OK();
   }
 

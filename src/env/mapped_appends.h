@@ -1,0 +1,59 @@
+// MappedAppends: the shape of a writable file opened with FileOptions::mmap_appends, which the
+// POSIX file and the test file system both follow, so the tests' files take the shape real
+// ones do.
+//
+// The file keeps zeros written past its data, from its first Append on: when an append would
+// reach past them, zeros are written up to the kStep boundary after its end plus one more
+// kStep (page-aligned). The POSIX file copies appends into a shared mapping of the
+// kWindow-aligned window holding them, until its second Sync (a file synced often appends with
+// write(2), with FileOptions::zero_fill_ahead's zeros if asked).
+//
+// Order within an append (the POSIX file): an append of at least 8 bytes that stays inside one
+// window stores its bytes 4..8 first (one 4-byte store), then the bytes from 8 on, then its
+// first 4 bytes (one 4-byte store). A process killed during the copy therefore leaves the
+// first 4 bytes zero (the zeros they overwrite) unless all of the append landed, and bytes
+// 4..8 in place if anything after them did; everything past the append stays zero. A log
+// record fragment starts with its checksum (4 bytes), then its length and type, and never
+// crosses a 32 KiB log block, so never a window: a fragment cut off that way has a zero
+// checksum in front of its true length and type (wal/log_format.h).
+//
+// Thread safety: constants and pure functions only.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace shale {
+
+struct MappedAppends {
+  static constexpr uint64_t kWindow = 1 << 20;
+  static constexpr uint64_t kStep = 32 << 10;
+  static_assert(kWindow % kStep == 0 && kStep % 4096 == 0, "whole pages and steps");
+
+  // Where zeros should reach once the data reaches `end` (past the zeros written so far).
+  static uint64_t ZerosFor(uint64_t end) { return (end + kStep - 1) / kStep * kStep + kStep; }
+  // Rounds up to a page (zeros the mapping may use).
+  static uint64_t PageUp(uint64_t offset) { return (offset + 4095) / 4096 * 4096; }
+
+  // Copies n bytes to dst in the order described above (plainly if n < 8).
+  static void CopyFirstWordLast(char* dst, const char* src, size_t n) {
+    if (n < 8) {
+      std::memcpy(dst, src, n);
+      return;
+    }
+    uint32_t word;
+    std::memcpy(&word, src + 4, 4);
+    std::memcpy(dst + 4, &word, 4);
+    // The fences keep the compiler from reordering the three parts (a process crash stops this
+    // thread between two of its own stores; the ones before it all land).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    std::memcpy(dst + 8, src + 8, n - 8);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    std::memcpy(&word, src, 4);
+    std::memcpy(dst, &word, 4);
+  }
+};
+
+}  // namespace shale
