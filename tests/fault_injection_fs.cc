@@ -27,8 +27,12 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   Status Append(const Slice& data) override {
     if (closed_) return Status::IOError(path_, "append to a closed file");
     // Mapped appends keep zeros ahead from the first append on (src/env/mapped_appends.h).
-    if (mapped_ && size_ + data.size() > zeros_end_) {
-      ExtendZeros(MappedAppends::ZerosFor(size_ + data.size()));
+    // Zeros short of the append's end end mapped appends, as in the POSIX file (whose later
+    // appends then use write(2)).
+    const uint64_t end = size_ + data.size();
+    if (mapped_ && end > zeros_end_) {
+      zeros_end_ = fs_->FillZeros(generation_, file_, zeros_end_, MappedAppends::ZerosFor(end));
+      if (zeros_end_ < end) mapped_ = false;
     }
     // Plain files append at the end, as O_APPEND does; zero-filled ones write over the zeros.
     Status s = fs_->Write(generation_, file_, path_, positional_ ? size_ : kAtEnd, data);
@@ -43,12 +47,7 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
     uint64_t from, to;
     if (zero_fill_.Due(size_, &from, &to)) {
       // As the POSIX file: best effort (what fits under the quota, never a fault).
-      if (mapped_) {
-        to = MappedAppends::PageUp(to);
-        zero_fill_.Filled(ExtendZeros(to), to);
-      } else {
-        zero_fill_.Filled(fs_->FillZeros(generation_, file_, from, to), to);
-      }
+      zero_fill_.Filled(fs_->FillZeros(generation_, file_, from, to), to);
     }
     return fs_->Sync(generation_, file_, path_);
   }
@@ -63,14 +62,6 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   uint64_t GetFileSize() const override { return size_; }
 
  private:
-  // Zeros from the end of the mapped ones to `to`; returns how far they reach. A shortfall
-  // ends mapped appends, as in the POSIX file (whose later appends then use write(2)).
-  uint64_t ExtendZeros(uint64_t to) {
-    if (to > zeros_end_) zeros_end_ = fs_->FillZeros(generation_, file_, zeros_end_, to);
-    if (zeros_end_ < to) mapped_ = false;
-    return zeros_end_;
-  }
-
   FaultInjectionFileSystem* const fs_;
   const uint64_t generation_;
   const std::shared_ptr<FileState> file_;

@@ -258,6 +258,34 @@ TEST_F(LogTest, MappedAppendCutBeforeItsChecksumIsATornTail) {
   }
 }
 
+// A record that begins exactly 7 bytes before a block's end starts with a header alone (an
+// empty kFirst fragment). A kill inside its copy leaves that header's checksum zero; inside the
+// next fragment's, that one's: both are torn tails.
+TEST_F(LogTest, MappedAppendCutInAHeaderAloneIsATornTail) {
+  const std::string first(kBlockSize - 2 * kHeaderSize, 'f');  // ends 7 bytes before the end
+  const std::string second = BigString("second", 100);
+  Write({first, second});
+  const std::string good = Contents() + std::string(8192, '\0');
+  const size_t alone = kBlockSize - kHeaderSize;
+  ASSERT_EQ(static_cast<uint8_t>(good[alone + 6]), kFirstType);
+  ASSERT_EQ(good[alone + 4] | good[alone + 5], 0);  // no payload
+  ASSERT_EQ(static_cast<uint8_t>(good[kBlockSize + 6]), kLastType);
+  for (const size_t cut_at : {alone, size_t{kBlockSize}}) {
+    SCOPED_TRACE(cut_at);
+    std::string c = good;
+    std::fill(c.begin() + static_cast<std::ptrdiff_t>(cut_at),
+              c.begin() + static_cast<std::ptrdiff_t>(cut_at + 4), '\0');
+    // Nothing after the fragment being copied landed (the last fragment's payload: half of it).
+    const size_t lost_from = cut_at == alone ? kBlockSize : kBlockSize + kHeaderSize + 50;
+    std::fill(c.begin() + static_cast<std::ptrdiff_t>(lost_from), c.end(), '\0');
+    SetContents(c);
+    End end;
+    Status s;
+    EXPECT_EQ(ReadAll(&end, &s), std::vector<std::string>{first});
+    EXPECT_EQ(end, End::kTruncatedTail) << s.ToString();
+  }
+}
+
 TEST_F(LogTest, ZeroesFollowedByDataAreCorruption) {
   Write({"one", std::string(100, 'x'), "three"});
   std::string c = Contents();

@@ -85,10 +85,11 @@ bool Reader::ChecksumNeverLanded(uint32_t length, bool* cut) {
   // buffer_ starts with the record's header.
   const char* p = buffer_.data();
   const uint8_t type = static_cast<uint8_t>(p[6]);
-  // A fragment always carries payload (an empty record is the one exception, and never a
-  // cut-off append: its 7 bytes are stored plainly).
-  if (DecodeFixed32(p) != 0 || type == kZeroType || type > kMaxRecordType || length == 0 ||
-      kHeaderSize + length > buffer_.size()) {
+  // A fragment carries payload, but for the first fragment of a record that begins exactly
+  // 7 bytes before a block's end (a header alone there). (An empty record is never in a WAL.)
+  const bool header_alone = type == kFirstType && buffer_.size() == kHeaderSize;
+  if (DecodeFixed32(p) != 0 || type == kZeroType || type > kMaxRecordType ||
+      (length == 0 && !header_alone) || kHeaderSize + length > buffer_.size()) {
     return false;
   }
   const char* after = p + kHeaderSize + length;

@@ -66,10 +66,12 @@ class Reader {
   // consume the buffer.
   bool TornIntoZeros(uint64_t at, uint32_t length);
   // For a damaged record (its header starts buffer_): true if its checksum field is zero in
-  // front of a valid type and a length that fits its block, the shape of a mapped append cut
-  // off by a process crash (src/env/mapped_appends.h); *cut then says whether only zeros follow
-  // the record to the end of the file (it was the last append: a torn tail). May consume the
-  // buffer.
+  // front of a valid type and a length that fits its block (not 0, but for a kFirst header
+  // alone at a block's end), the shape of a mapped append cut off by a process crash
+  // (src/env/mapped_appends.h); *cut then says whether only zeros follow the record to the end
+  // of the file (it was the last append: a torn tail). A single flipped bit has that shape only
+  // as a kFirst type in the zeros 7 bytes before a block's end, where it drops nothing. May
+  // consume the buffer.
   bool ChecksumNeverLanded(uint32_t length, bool* cut);
   // Stops at the damaged record at offset at: a torn tail if ChecksumNeverLanded found it cut
   // or TornIntoZeros holds, else Corruption (what says why).

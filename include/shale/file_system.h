@@ -41,7 +41,8 @@ struct FileOptions {
   // then keeps zeros written past its data from the first Append on, as with zero_fill_ahead,
   // and the same rules hold: Close() cuts them off, after a crash the file ends in them (so only
   // a format whose readers stop at zeros may ask for this), and GetFileSize() counts data only.
-  // From the second Sync() on, appends use write(2) (a file synced often gains nothing).
+  // From the second Sync() on, appends use write(2) (a file synced often gains nothing). The
+  // POSIX file system maps only on file systems that overwrite in place (ext4, XFS, tmpfs).
   // A process crash during an append of at least 8 bytes that does not cross a 1 MiB
   // boundary leaves its first 4 bytes zero unless all of it landed, and its bytes 4..8 in
   // place if anything after them did (the WAL's records put their checksum first). A hint: a

@@ -34,22 +34,27 @@ struct MappedAppends {
 
   // Where zeros should reach once the data reaches `end` (past the zeros written so far).
   static uint64_t ZerosFor(uint64_t end) { return (end + kStep - 1) / kStep * kStep + kStep; }
-  // Rounds up to a page (zeros the mapping may use).
-  static uint64_t PageUp(uint64_t offset) { return (offset + 4095) / 4096 * 4096; }
 
-  // Copies n bytes to dst in the order described above (plainly if n < 8).
+  // Copies n bytes to dst in the order described above. An append of 4 to 7 bytes (a log
+  // fragment with no payload: a header alone at a block's end) stores its bytes from 4 on
+  // first, then its first 4 bytes in one store; a shorter one (a block trailer of zeros) is
+  // copied plainly.
   static void CopyFirstWordLast(char* dst, const char* src, size_t n) {
-    if (n < 8) {
+    if (n < 4) {
       std::memcpy(dst, src, n);
       return;
     }
     uint32_t word;
-    std::memcpy(&word, src + 4, 4);
-    std::memcpy(dst + 4, &word, 4);
-    // The fences keep the compiler from reordering the three parts (a process crash stops this
-    // thread between two of its own stores; the ones before it all land).
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    std::memcpy(dst + 8, src + 8, n - 8);
+    if (n < 8) {
+      std::memcpy(dst + 4, src + 4, n - 4);
+    } else {
+      std::memcpy(&word, src + 4, 4);
+      std::memcpy(dst + 4, &word, 4);
+      // The fences keep the compiler from reordering the parts (a process crash stops this
+      // thread between two of its own stores; the ones before it all land).
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      std::memcpy(dst + 8, src + 8, n - 8);
+    }
     std::atomic_signal_fence(std::memory_order_seq_cst);
     std::memcpy(&word, src, 4);
     std::memcpy(dst, &word, 4);

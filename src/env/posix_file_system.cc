@@ -4,9 +4,11 @@
 // (src/env/io_uring_reader.h).
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -59,12 +61,14 @@ class Fd {
 // Mapped appends (FileOptions::mmap_appends; shape and copy order in src/env/mapped_appends.h):
 // the file keeps zeros written ahead of its data, and appends copy into a shared mapping of the
 // window that holds them (the window's zeroed pages are faulted in writable at once,
-// MADV_POPULATE_WRITE). The zeros' pages are in the page cache with their blocks reserved, so
-// a copy never faults on a block allocation (a full disk shows as a short zero write, never as
-// SIGBUS). If zeros cannot be written or a window cannot be mapped, and from the second Sync()
-// on, the file goes on with write(2) from the end of its data. Close() unmaps and cuts the
-// zeros off. fdatasync writes back the pages dirtied through the mapping as it does those
-// written with write(2).
+// MADV_POPULATE_WRITE). The zeros' pages are in the page cache with their blocks reserved, and
+// only file systems that overwrite in place map (OverwritesInPlace), so a copy never faults on a
+// block allocation: a full disk shows as a short zero write, never as SIGBUS. (An IO error
+// that shuts the file system down can still fault a copy: the process then ends as at a kill,
+// with what it wrote before in the page cache.) If zeros cannot be written or a window cannot be
+// mapped, and from the second Sync() on, the file goes on with write(2) from the end of its data.
+// Close() unmaps and cuts the zeros off. fdatasync writes back the pages dirtied through the
+// mapping as it does those written with write(2).
 //
 // Thread safety: one thread at a time.
 class PosixWritableFile final : public WritableFile {
@@ -118,16 +122,9 @@ class PosixWritableFile final : public WritableFile {
     // would otherwise write-protect the mapped pages, and the next copy into each would fault.
     if (mapped_ && ++mapped_syncs_ >= 2) LeaveMapped();
     if (fd_.get() < 0) return Status::IOError(path_, "sync of a closed file");
+    // (Zero fill is first due at the second sync, when the file no longer maps.)
     uint64_t from, to;
-    if (zero_fill_.Due(size_, &from, &to)) {
-      if (mapped_) {
-        // The zeros continue from the mapped ones (page-aligned, so the mapping can use them).
-        to = MappedAppends::PageUp(to);
-        zero_fill_.Filled(ExtendZeros(to), to);
-      } else {
-        zero_fill_.Filled(WriteZeros(from, to), to);
-      }
-    }
+    if (zero_fill_.Due(size_, &from, &to)) zero_fill_.Filled(WriteZeros(from, to), to);
     if (::fdatasync(fd_.get()) != 0) return PosixError(path_ + ": fdatasync", errno);
     return Status::OK();
   }
@@ -423,8 +420,9 @@ class PosixFileSystem final : public FileSystem {
     // A shared writable mapping needs a descriptor open for reading as well.
     int fd = Open(path, (options.mmap_appends ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC);
     if (fd < 0) return PosixError(path, errno);
+    const bool mapped = options.mmap_appends && OverwritesInPlace(fd);
     *result = std::make_unique<PosixWritableFile>(path, fd, 0, options.zero_fill_ahead,
-                                                  options.bytes_per_sync, options.mmap_appends);
+                                                  options.bytes_per_sync, mapped);
     return Status::OK();
   }
 
@@ -549,6 +547,17 @@ class PosixFileSystem final : public FileSystem {
  private:
   // Reads in flight per thread: a MultiGet batch's blocks at one level fit comfortably.
   static constexpr unsigned kAsyncQueueDepth = 128;
+
+  // True if fd's file system writes a page over its own blocks (ext2/3/4, XFS, tmpfs): a copy
+  // into a mapped page whose blocks are allocated then never needs new space, so it cannot
+  // fault with SIGBUS on a full disk. Copy-on-write file systems (btrfs, ZFS, bcachefs) need
+  // space for every rewrite, so their files append with write(2).
+  static bool OverwritesInPlace(int fd) {
+    struct statfs st;
+    if (::fstatfs(fd, &st) != 0) return false;
+    const auto type = static_cast<unsigned long>(st.f_type);
+    return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC || type == TMPFS_MAGIC;
+  }
 
   static int Open(const std::string& path, int flags) {
     int fd;
