@@ -43,9 +43,10 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   Status Sync() override {
     if (closed_) return Status::IOError(path_, "sync after close");
     // As the POSIX file, which appends with write(2) from the second sync on.
-    if (mapped_ && ++mapped_syncs_ >= 2) mapped_ = false;
     uint64_t from, to;
-    if (zero_fill_.Due(size_, &from, &to)) {
+    const bool zeros_due = zero_fill_.Due(size_, &from, &to);  // counts this sync
+    if (mapped_ && zero_fill_.syncs() >= 2) mapped_ = false;
+    if (zeros_due) {
       // As the POSIX file: best effort (what fits under the quota, never a fault).
       zero_fill_.Filled(fs_->FillZeros(generation_, file_, from, to), to);
     }
@@ -67,8 +68,7 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
   const std::shared_ptr<FileState> file_;
   const std::string path_;
   uint64_t size_;
-  bool mapped_;  // FileOptions::mmap_appends, until zeros fall short or a 2nd sync
-  int mapped_syncs_ = 0;
+  bool mapped_;            // FileOptions::mmap_appends, until zeros fall short or a 2nd sync
   const bool positional_;  // writes at size_ (the file may hold zeros past it)
   ZeroFillAhead zero_fill_;
   uint64_t zeros_end_ = 0;  // mapped: the end of the zeros written ahead

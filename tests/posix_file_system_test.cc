@@ -7,6 +7,7 @@
 #include <string>
 
 #include "shale/file_system.h"
+#include "src/env/mapped_appends.h"
 #include "tests/db_test_util.h"
 
 namespace shale {
@@ -112,10 +113,10 @@ TEST_F(PosixFileSystemTest, ZeroFillAheadKeepsZerosPastTheDataUntilClose) {
   EXPECT_EQ(Contents(), expected);
 }
 
-// Mapped appends: small and large appends, across steps of zeros and 1 MiB windows, read back
-// while the file is open (data, then zeros: what a reader sees after a crash) and after Close
-// (data only); a sync, then a second one, after which appends use write(2); zero_fill_ahead on
-// top; a reopen appends with write(2).
+// Mapped appends: small and large appends (whole, or joined from two parts), across steps of zeros
+// and 1 MiB windows, read back while the file is open (data, then zeros: what a reader sees after a
+// crash) and after Close (data only); a sync, then a second one, after which appends use write(2);
+// zero_fill_ahead on top; a reopen appends with write(2).
 TEST_F(PosixFileSystemTest, MappedAppendsKeepZerosPastTheDataUntilClose) {
   for (uint64_t zero_fill : {uint64_t{0}, uint64_t{1} << 20}) {
     SCOPED_TRACE(zero_fill);
@@ -130,7 +131,13 @@ TEST_F(PosixFileSystemTest, MappedAppendsKeepZerosPastTheDataUntilClose) {
       const size_t n = i % 97 == 5 ? 300000 : i % 31 == 0 ? 40000 + i : 1 + (i * 7919) % 3000;
       std::string data(n, static_cast<char>('a' + i % 26));
       data[0] = static_cast<char>(i);  // the first bytes are stored last: check they land
-      ASSERT_TRUE(f->Append(data).ok());
+      if (i % 3 == 1) {  // as two parts (a log fragment's header and payload), split anywhere
+        const size_t split = (i * 13) % (n + 1);
+        ASSERT_TRUE(
+            f->AppendJoined(Slice(data.data(), split), Slice(data.data() + split, n - split)).ok());
+      } else {
+        ASSERT_TRUE(f->Append(data).ok());
+      }
       expected += data;
       ASSERT_TRUE(f->Flush().ok());
       // The second sync ends the mapping: later appends use write(2) (over zeros, if any).
@@ -154,6 +161,19 @@ TEST_F(PosixFileSystemTest, MappedAppendsKeepZerosPastTheDataUntilClose) {
     ASSERT_TRUE(f->Append("end").ok());
     ASSERT_TRUE(f->Close().ok());
     ASSERT_EQ(Contents(), expected + "end");
+  }
+}
+
+// A joined append's copy holds the concatenation of its parts, wherever they split.
+TEST(MappedAppendsTest, CopyFirstWordLastJoinsTheParts) {
+  const std::string data = "0123456789abcdefghij";
+  for (size_t n = 0; n <= data.size(); n++) {
+    for (size_t split = 0; split <= n; split++) {
+      std::string dst(n, '\0');
+      MappedAppends::CopyFirstWordLast(dst.data(), Slice(data.data(), split),
+                                       Slice(data.data() + split, n - split));
+      ASSERT_EQ(dst, data.substr(0, n)) << n << " " << split;
+    }
   }
 }
 

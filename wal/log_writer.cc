@@ -52,11 +52,9 @@ Status Writer::EmitPhysicalRecord(RecordType type, const char* data, size_t leng
   header[6] = static_cast<char>(type);
   uint32_t crc = crc32c::Extend(type_crc_[type], data, length);
   EncodeFixed32(header, crc32c::Mask(crc));
-  // One Append per fragment: a file with mapped appends stores an append's first 4 bytes last,
+  // One append per fragment: a file with mapped appends stores an append's first 4 bytes last,
   // so a fragment cut off by a process crash has a zero checksum (wal/README.md).
-  fragment_.assign(header, kHeaderSize);
-  fragment_.append(data, length);
-  Status s = file_->Append(fragment_);
+  Status s = file_->AppendJoined(Slice(header, kHeaderSize), Slice(data, length));
   block_offset_ += static_cast<int>(kHeaderSize + length);
   return s;
 }

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "shale/file_system.h"
 #include "shale/slice.h"
@@ -34,8 +33,7 @@ class Writer {
   Status EmitPhysicalRecord(RecordType type, const char* data, size_t length);
 
   std::unique_ptr<WritableFile> file_;
-  int block_offset_;      // bytes used in the current block
-  std::string fragment_;  // the fragment being emitted: header, then payload
+  int block_offset_;  // bytes used in the current block
   // crc32c of each record type byte, precomputed: the crc of type+payload extends from it.
   uint32_t type_crc_[kMaxRecordType + 1];
 };

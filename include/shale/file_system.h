@@ -55,6 +55,10 @@ class WritableFile {
  public:
   virtual ~WritableFile() = default;
   virtual Status Append(const Slice& data) = 0;
+  // Appends head then body as one Append of their concatenation (the same rules, including
+  // mapped appends' order within an append), without the caller joining them first. The
+  // default joins them into a temporary string; files override it to copy each part once.
+  virtual Status AppendJoined(const Slice& head, const Slice& body);
   // Hands buffered data to the operating system (survives a process crash, not a power loss).
   virtual Status Flush() = 0;
   // Makes everything appended so far durable (fdatasync).

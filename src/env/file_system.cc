@@ -2,6 +2,7 @@
 #include "shale/file_system.h"
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,14 @@ class SyncAsyncReader final : public AsyncReader {
 Status FileSystem::NewAsyncReader(std::unique_ptr<AsyncReader>* reader) {
   *reader = std::make_unique<SyncAsyncReader>();
   return Status::OK();
+}
+
+Status WritableFile::AppendJoined(const Slice& head, const Slice& body) {
+  std::string joined;
+  joined.reserve(head.size() + body.size());
+  joined.append(head.data(), head.size());
+  joined.append(body.data(), body.size());
+  return Append(joined);
 }
 
 Status ReadFileToString(FileSystem* fs, const std::string& path, std::string* data) {

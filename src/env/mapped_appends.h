@@ -8,7 +8,8 @@
 // kWindow-aligned window holding them, until its second Sync (a file synced often appends with
 // write(2), with FileOptions::zero_fill_ahead's zeros if asked).
 //
-// Order within an append (the POSIX file): an append of at least 8 bytes that stays inside one
+// Order within an append (the POSIX file; the two parts of an AppendJoined are one append): an
+// append of at least 8 bytes that stays inside one
 // window stores its bytes 4..8 first (one 4-byte store), then the bytes from 8 on, then its
 // first 4 bytes (one 4-byte store). A process killed during the copy therefore leaves the
 // first 4 bytes zero (the zeros they overwrite) unless all of the append landed, and bytes
@@ -20,10 +21,13 @@
 // Thread safety: constants and pure functions only.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "shale/slice.h"
 
 namespace shale {
 
@@ -35,29 +39,42 @@ struct MappedAppends {
   // Where zeros should reach once the data reaches `end` (past the zeros written so far).
   static uint64_t ZerosFor(uint64_t end) { return (end + kStep - 1) / kStep * kStep + kStep; }
 
-  // Copies n bytes to dst in the order described above. An append of 4 to 7 bytes (a log
-  // fragment with no payload: a header alone at a block's end) stores its bytes from 4 on
-  // first, then its first 4 bytes in one store; a shorter one (a block trailer of zeros) is
-  // copied plainly.
-  static void CopyFirstWordLast(char* dst, const char* src, size_t n) {
+  // Copies the concatenation of head and body to dst in the order described above. An append
+  // of 4 to 7 bytes (a log fragment with no payload: a header alone at a block's end) stores
+  // its bytes from 4 on first, then its first 4 bytes in one store; a shorter one (a block
+  // trailer of zeros) is copied plainly.
+  static void CopyFirstWordLast(char* dst, const Slice& head, const Slice& body) {
+    const size_t n = head.size() + body.size();
     if (n < 4) {
-      std::memcpy(dst, src, n);
+      Gather(head, body, 0, n, dst);
       return;
     }
-    uint32_t word;
+    char word[4];
     if (n < 8) {
-      std::memcpy(dst + 4, src + 4, n - 4);
+      Gather(head, body, 4, n, dst + 4);
     } else {
-      std::memcpy(&word, src + 4, 4);
-      std::memcpy(dst + 4, &word, 4);
+      Gather(head, body, 4, 8, word);
+      std::memcpy(dst + 4, word, 4);
       // The fences keep the compiler from reordering the parts (a process crash stops this
       // thread between two of its own stores; the ones before it all land).
       std::atomic_signal_fence(std::memory_order_seq_cst);
-      std::memcpy(dst + 8, src + 8, n - 8);
+      Gather(head, body, 8, n, dst + 8);
     }
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    std::memcpy(&word, src, 4);
-    std::memcpy(dst, &word, 4);
+    Gather(head, body, 0, 4, word);
+    std::memcpy(dst, word, 4);
+  }
+
+ private:
+  // Copies bytes [from, to) of the concatenation of head and body to out.
+  static void Gather(const Slice& head, const Slice& body, size_t from, size_t to, char* out) {
+    if (from < head.size()) {
+      const size_t end = std::min(to, head.size());
+      std::memcpy(out, head.data() + from, end - from);
+      out += end - from;
+      from = end;
+    }
+    if (from < to) std::memcpy(out, body.data() + (from - head.size()), to - from);
   }
 };
 

@@ -90,24 +90,14 @@ class PosixWritableFile final : public WritableFile {
   }
   ~PosixWritableFile() override { Close().PermitUncheckedError(); }
 
-  Status Append(const Slice& appended) override {
+  Status Append(const Slice& data) override { return AppendJoined(data, Slice()); }
+
+  Status AppendJoined(const Slice& head, const Slice& body) override {
     if (fd_.get() < 0) return Status::IOError(path_, "append to a closed file");
-    Slice data = appended;
-    if (mapped_ && AppendMapped(&data)) return Status::OK();
-    size_ += data.size();
-    if (buffer_.size() + data.size() <= kBufferSize) {
-      buffer_.append(data.data(), data.size());
-      return Status::OK();
-    }
-    Status s = FlushBuffer();
-    if (!s.ok()) return s;
-    if (data.size() <= kBufferSize / 2) {
-      buffer_.append(data.data(), data.size());
-      return Status::OK();
-    }
-    s = WriteAll(data.data(), data.size());
-    if (s.ok()) StartWriteback();
-    return s;
+    Slice first = head, second = body;
+    if (mapped_ && AppendMapped(&first, &second)) return Status::OK();
+    Status s = AppendBuffered(first);
+    return s.ok() ? AppendBuffered(second) : s;
   }
 
   Status Flush() override {
@@ -120,11 +110,12 @@ class PosixWritableFile final : public WritableFile {
     if (!s.ok()) return s;
     // A file synced again and again appends with write(2) from its second sync on: each sync
     // would otherwise write-protect the mapped pages, and the next copy into each would fault.
-    if (mapped_ && ++mapped_syncs_ >= 2) LeaveMapped();
+    uint64_t from, to;
+    const bool zeros_due = zero_fill_.Due(size_, &from, &to);  // counts this sync
+    if (mapped_ && zero_fill_.syncs() >= 2) LeaveMapped();
     if (fd_.get() < 0) return Status::IOError(path_, "sync of a closed file");
     // (Zero fill is first due at the second sync, when the file no longer maps.)
-    uint64_t from, to;
-    if (zero_fill_.Due(size_, &from, &to)) zero_fill_.Filled(WriteZeros(from, to), to);
+    if (zeros_due) zero_fill_.Filled(WriteZeros(from, to), to);
     if (::fdatasync(fd_.get()) != 0) return PosixError(path_ + ": fdatasync", errno);
     return Status::OK();
   }
@@ -151,36 +142,48 @@ class PosixWritableFile final : public WritableFile {
   uint64_t GetFileSize() const override { return size_; }
 
  private:
-  // Copies *data into the mapping, writing zeros and mapping windows ahead as needed. False if
-  // that failed: *data is then what is left to append, and the file appends with write(2) from
-  // the end of its data (mapped_ is false).
-  bool AppendMapped(Slice* data) {
-    const uint64_t end = size_ + data->size();
+  // Copies *head then *body into the mapping, writing zeros and mapping windows ahead as
+  // needed; the part inside each window in the order of MappedAppends::CopyFirstWordLast. False
+  // if that failed: *head and *body are then what is left to append, and the file appends with
+  // write(2) from the end of its data (mapped_ is false).
+  bool AppendMapped(Slice* head, Slice* body) {
+    const uint64_t end = size_ + head->size() + body->size();
     if (end > zeros_end_ && ExtendZeros(MappedAppends::ZerosFor(end)) < end) return LeaveMapped();
-    if (map_ == nullptr || size_ >= map_base_ + kMapWindow) {
-      if (!MapWindow(size_ / kMapWindow * kMapWindow)) return LeaveMapped();
-    }
-    if (end <= map_base_ + kMapWindow) {  // the common case: inside the window, in order
-      MappedAppends::CopyFirstWordLast(map_ + (size_ - map_base_), data->data(), data->size());
-      data->remove_prefix(data->size());
-      size_ = end;
-      written_ = end;
-      StartWriteback();
-      return true;
-    }
-    while (!data->empty()) {
+    while (size_ < end) {
       if (map_ == nullptr || size_ >= map_base_ + kMapWindow) {
         if (!MapWindow(size_ / kMapWindow * kMapWindow)) return LeaveMapped();
       }
-      const size_t k =
-          static_cast<size_t>(std::min<uint64_t>(data->size(), map_base_ + kMapWindow - size_));
-      std::memcpy(map_ + (size_ - map_base_), data->data(), k);
-      data->remove_prefix(k);
+      // The next piece: as much as fits in the window, taken from the front of head, then body.
+      const size_t k = static_cast<size_t>(std::min(end, map_base_ + kMapWindow) - size_);
+      const size_t from_head = std::min(k, head->size());
+      MappedAppends::CopyFirstWordLast(map_ + (size_ - map_base_), Slice(head->data(), from_head),
+                                       Slice(body->data(), k - from_head));
+      head->remove_prefix(from_head);
+      body->remove_prefix(k - from_head);
       size_ += k;
       written_ = size_;
     }
     StartWriteback();
     return true;
+  }
+
+  // Appends data through the buffer (write(2) when it is full).
+  Status AppendBuffered(const Slice& data) {
+    if (data.empty()) return Status::OK();
+    size_ += data.size();
+    if (buffer_.size() + data.size() <= kBufferSize) {
+      buffer_.append(data.data(), data.size());
+      return Status::OK();
+    }
+    Status s = FlushBuffer();
+    if (!s.ok()) return s;
+    if (data.size() <= kBufferSize / 2) {
+      buffer_.append(data.data(), data.size());
+      return Status::OK();
+    }
+    s = WriteAll(data.data(), data.size());
+    if (s.ok()) StartWriteback();
+    return s;
   }
 
   // Writes zeros from the end of the file's zeros to `to` (page-aligned) and faults the part
@@ -299,7 +302,6 @@ class PosixWritableFile final : public WritableFile {
   uint64_t writeback_from_;  // where the next writeback start begins
   std::string buffer_;
   bool mapped_;             // appends copy into map_ (FileOptions::mmap_appends)
-  int mapped_syncs_ = 0;    // syncs while mapped
   uint64_t zeros_end_ = 0;  // mapped appends: the end of the zeros written past the data
   char* map_ = nullptr;     // the mapped window [map_base_, map_base_ + kMapWindow)
   uint64_t map_base_ = 0;

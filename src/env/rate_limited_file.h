@@ -23,6 +23,10 @@ class RateLimitedWritableFile final : public WritableFile {
     limiter_->Request(static_cast<int64_t>(data.size()), pri_, stats_);
     return file_->Append(data);
   }
+  Status AppendJoined(const Slice& head, const Slice& body) override {
+    limiter_->Request(static_cast<int64_t>(head.size() + body.size()), pri_, stats_);
+    return file_->AppendJoined(head, body);
+  }
   Status Flush() override { return file_->Flush(); }
   Status Sync() override { return file_->Sync(); }
   Status Close() override { return file_->Close(); }

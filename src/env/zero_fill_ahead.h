@@ -20,9 +20,10 @@ class ZeroFillAhead {
  public:
   explicit ZeroFillAhead(uint64_t ahead) : ahead_(ahead) {}
 
-  // Called at each Sync with the data's size: true if zeros are due now, in [*from, *to).
+  // Called at each Sync with the data's size (it counts the syncs): true if zeros are due
+  // now, in [*from, *to).
   bool Due(uint64_t size, uint64_t* from, uint64_t* to) {
-    if (ahead_ == 0 || ++syncs_ < 2 || size + ahead_ / 2 <= filled_) return false;
+    if (++syncs_ < 2 || ahead_ == 0 || size + ahead_ / 2 <= filled_) return false;
     *from = std::max(filled_, size);
     *to = size + ahead_;
     return true;
@@ -32,6 +33,8 @@ class ZeroFillAhead {
     filled_ = std::max(filled_, reached);
     if (reached < to) ahead_ = 0;
   }
+  // Syncs counted by Due so far.
+  uint64_t syncs() const { return syncs_; }
   // End of the zeros written so far (0: none); data written since may lie past it.
   uint64_t filled() const { return filled_; }
 
