@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "shale/statistics.h"
 #include "src/util/random.h"
+#include "src/util/test_hook.h"
 #include "tests/db_test_util.h"
 #include "tests/fault_injection_fs.h"
 
@@ -231,6 +234,58 @@ TEST_F(DBCompactionConcurrentTest, AFailingSubcompactionFailsTheCompaction) {
   ExpectContents(model);
   Reopen();
   ExpectContents(model);
+}
+
+// Two background jobs deleting obsolete files at once (a finished compaction and a finished
+// flush) list the same files; each file is deleted once, by the job that claimed it: the LOG
+// reports no deletion that found its file gone.
+TEST_F(DBCompactionConcurrentTest, ConcurrentPurgesDeleteEachFileOnce) {
+  if (!test_hook::kEnabled) GTEST_SKIP() << "test hooks are compiled out";
+  options_.disable_auto_compactions = true;
+  options_.max_background_jobs = 2;
+  Open();
+  Model model;
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 200; i++) {
+      const std::string value = "v" + std::to_string(round);
+      ASSERT_TRUE(Put(NumberedKey(i), value).ok());
+      model[NumberedKey(i)] = value;
+    }
+    ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  }
+  // The first purge to claim its files waits there until a second purge has claimed its own.
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  test_hook::Set("DBImpl::DeleteObsoleteFiles:Claimed", [&] {
+    std::unique_lock<std::mutex> l(mu);
+    if (++arrived == 1) {
+      cv.notify_all();
+      cv.wait_for(l, std::chrono::seconds(10), [&] { return arrived >= 2; });
+    } else {
+      cv.notify_all();
+    }
+  });
+  // The compaction's purge lists both flushed tables and waits.
+  std::thread compaction(
+      [&] { ASSERT_TRUE(db_->CompactRange(CompactRangeOptions(), nullptr, nullptr).ok()); });
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return arrived >= 1; });
+  }
+  // The flush's purge lists them too (they are still there).
+  ASSERT_TRUE(Put("after", "compaction").ok());
+  model["after"] = "compaction";
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  compaction.join();
+  test_hook::ClearAll();
+  EXPECT_GE(arrived, 2);
+  ExpectContents(model);
+  Close();
+  std::string log;
+  ASSERT_TRUE(ReadFileToString(FileSystem::Default().get(), dbname_ + "/LOG", &log).ok());
+  EXPECT_NE(log.find("table_file_deletion"), std::string::npos);
+  EXPECT_EQ(log.find("NotFound"), std::string::npos) << log;
 }
 
 }  // namespace

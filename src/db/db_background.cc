@@ -722,6 +722,14 @@ void DBImpl::DeleteObsoleteFiles() {
       if (!keep) doomed.emplace_back(type, number);
     }
   }
+  // Another call may have listed the same files and be deleting them: each file is deleted by
+  // the call that claims it first.
+  mutex_.Lock();
+  std::erase_if(doomed, [&](const std::pair<FileType, uint64_t>& f) {
+    return !files_being_purged_.insert(f.second).second;
+  });
+  mutex_.Unlock();
+  SHALE_TEST_HOOK("DBImpl::DeleteObsoleteFiles:Claimed");
   for (const auto& [type, number] : doomed) {
     if (type == FileType::kTable) {
       for (const auto& cfd : families) cfd->table_cache->Evict(number);
@@ -741,6 +749,7 @@ void DBImpl::DeleteObsoleteFiles() {
     }
   }
   mutex_.Lock();
+  for (const auto& [type, number] : doomed) files_being_purged_.erase(number);
 }
 
 // ---------------------------------------------------------------- explicit calls

@@ -556,7 +556,10 @@ class DBImpl final : public DB {
   bool manual_compaction_ GUARDED_BY(mutex_) = false;      // CompactRange owns compaction
   int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;  // CompactRange calls waiting for it
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // table files being written
-  WriteDelay write_delay_ GUARDED_BY(mutex_);              // paces slowed-down writes
+  // Obsolete files one DeleteObsoleteFiles call is deleting (outside the mutex): a call running
+  // beside it leaves them alone.
+  std::set<uint64_t> files_being_purged_ GUARDED_BY(mutex_);
+  WriteDelay write_delay_ GUARDED_BY(mutex_);  // paces slowed-down writes
   const char* stall_reason_ GUARDED_BY(mutex_) = "none";
   // Set while stall_reason_ is not "none" (a group was slowed or stopped): the next groups take
   // MakeRoomForWrite's locked path, which clears it (and resets write_delay_) once none is.
