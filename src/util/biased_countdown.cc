@@ -12,14 +12,6 @@ namespace shale {
 
 namespace {
 
-// A number no other thread of the process has, for the process's lifetime (a thread-local's
-// address can be reused by a later thread).
-uint64_t ThreadToken() {
-  static std::atomic<uint64_t> next{1};
-  thread_local const uint64_t token = next.fetch_add(1, std::memory_order_relaxed);
-  return token;
-}
-
 bool RegisterBarrier() {
   const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
@@ -45,7 +37,7 @@ bool BiasedCountdown::BiasSupported() {
 
 BiasedCountdown::BiasedCountdown(size_t n, bool bias)
     : n_(n),
-      owner_(bias && BiasSupported() ? ThreadToken() : 0),
+      owner_(bias && BiasSupported() ? CurrentThreadToken() : 0),
       biased_(owner_ != 0),
       shared_(n) {}
 
@@ -55,22 +47,12 @@ void BiasedCountdown::Rearm(size_t n) {
   shared_.store(n, std::memory_order_relaxed);
 }
 
-bool BiasedCountdown::Release() {
-  if (owner_ != 0 && owner_ == ThreadToken()) {
-    const size_t n = n_;  // after in_release_ = 0 a revoker may free this object
-    in_release_.store(1, std::memory_order_relaxed);
-    // The flag store stays before the load (the compiler's order; the CPU's is the
-    // revoker's barrier).
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (biased_.load(std::memory_order_relaxed)) {
-      const size_t owned = owned_.load(std::memory_order_relaxed) + 1;
-      owned_.store(owned, std::memory_order_relaxed);
-      in_release_.store(0, std::memory_order_release);
-      return owned == n;
-    }
-    in_release_.store(0, std::memory_order_release);
-    return ReleaseShared(1);
-  }
+uint64_t BiasedCountdown::NewThreadToken() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool BiasedCountdown::ReleaseOther() {
   return biased_.load(std::memory_order_acquire) ? RevokeAndRelease() : ReleaseShared(1);
 }
 

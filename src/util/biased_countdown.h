@@ -55,8 +55,26 @@ class BiasedCountdown {
   // creating thread, before any reference is visible to another thread.
   void Rearm(size_t n);
 
-  // Counts one release; true for exactly one call, the last of n.
-  [[nodiscard]] bool Release();
+  // Counts one release; true for exactly one call, the last of n. The owner's biased
+  // release is inline: it runs once per operand of a GetMergeOperands result.
+  [[nodiscard]] bool Release() {
+    if (owner_ != 0 && owner_ == CurrentThreadToken()) {
+      const size_t n = n_;  // after in_release_ = 0 a revoker may free this object
+      in_release_.store(1, std::memory_order_relaxed);
+      // The flag store stays before the load (the compiler's order; the CPU's is the
+      // revoker's barrier).
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+      if (biased_.load(std::memory_order_relaxed)) {
+        const size_t owned = owned_.load(std::memory_order_relaxed) + 1;
+        owned_.store(owned, std::memory_order_relaxed);
+        in_release_.store(0, std::memory_order_release);
+        return owned == n;
+      }
+      in_release_.store(0, std::memory_order_release);
+      return ReleaseShared(1);
+    }
+    return ReleaseOther();
+  }
 
   // Whether releases on the creating thread skip the atomic (for tests).
   bool biased() const { return biased_.load(std::memory_order_relaxed); }
@@ -65,6 +83,16 @@ class BiasedCountdown {
   static bool BiasSupported();
 
  private:
+  // A number no other thread of the process has, for the process's lifetime (a thread's
+  // address can be reused by a later thread); constant-initialized, so reading it needs no
+  // initialization check.
+  static uint64_t CurrentThreadToken() {
+    if (thread_token_ == 0) thread_token_ = NewThreadToken();
+    return thread_token_;
+  }
+  static uint64_t NewThreadToken();
+  // A release by a thread other than the owner (or by the owner of an unbiased countdown).
+  bool ReleaseOther();
   bool ReleaseShared(size_t count);
   bool RevokeAndRelease();
 
@@ -74,6 +102,8 @@ class BiasedCountdown {
   std::atomic<uint32_t> in_release_{0};  // written by the owner only
   std::atomic<size_t> owned_{0};         // releases counted by the owner; written by it only
   std::atomic<size_t> shared_;           // references left, less the owner's biased releases
+
+  static inline thread_local uint64_t thread_token_ = 0;  // 0: not yet given
 };
 
 }  // namespace shale
