@@ -152,6 +152,13 @@ TEST_F(PosixFileSystemTest, MappedAppendsKeepZerosPastTheDataUntilClose) {
         ASSERT_EQ(seen.find_first_not_of('\0', expected.size()), std::string::npos) << i;
       }
     }
+    if (zero_fill == 0) {
+      // Past the second sync the file appends with write(2): no zeros are kept ahead.
+      ASSERT_TRUE(f->Append(std::string(70000, 'w')).ok());
+      expected += std::string(70000, 'w');
+      ASSERT_TRUE(f->Flush().ok());
+      EXPECT_EQ(StoredSize(), expected.size());
+    }
     ASSERT_GT(expected.size(), 2u << 20);  // several windows
     ASSERT_TRUE(f->Close().ok());
     EXPECT_EQ(StoredSize(), expected.size());
@@ -161,6 +168,32 @@ TEST_F(PosixFileSystemTest, MappedAppendsKeepZerosPastTheDataUntilClose) {
     ASSERT_TRUE(f->Append("end").ok());
     ASSERT_TRUE(f->Close().ok());
     ASSERT_EQ(Contents(), expected + "end");
+  }
+}
+
+// Appending with write(2), a joined append is never split between two writes: until Flush the
+// file holds either all of it or none of it (a kill between two writes would leave a log
+// fragment's header without its payload).
+TEST_F(PosixFileSystemTest, AJoinedAppendGoesToTheFileWhole) {
+  struct Case {
+    size_t buffered, head, body;
+  };
+  // Buffer nearly full, then a joined append that overflows it (small, or larger than half of
+  // the buffer); one that fits; one larger than the buffer.
+  for (const Case& c :
+       {Case{60000, 7, 10000}, Case{60000, 7, 40000}, Case{1000, 7, 2000}, Case{0, 7, 200000}}) {
+    SCOPED_TRACE(std::to_string(c.buffered) + " " + std::to_string(c.body));
+    std::unique_ptr<WritableFile> f;
+    ASSERT_TRUE(fs_->NewWritableFile(path_, FileOptions(), &f).ok());
+    for (size_t i = 0; i < c.buffered; i += 1000) {  // small appends: they stay in the buffer
+      ASSERT_TRUE(f->Append(std::string(1000, 'b')).ok());
+    }
+    const std::string head(c.head, 'h'), body(c.body, 'p');
+    ASSERT_TRUE(f->AppendJoined(head, body).ok());
+    const uint64_t stored = StoredSize();
+    EXPECT_TRUE(stored <= c.buffered || stored == c.buffered + c.head + c.body) << stored;
+    ASSERT_TRUE(f->Close().ok());
+    EXPECT_EQ(Contents(), std::string(c.buffered, 'b') + head + body);
   }
 }
 

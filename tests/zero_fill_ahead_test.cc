@@ -12,6 +12,7 @@ TEST(ZeroFillAheadTest, OffWritesNothing) {
   uint64_t from = 7, to = 7;
   for (int i = 0; i < 4; i++) EXPECT_FALSE(z.Due(100 * i, &from, &to));
   EXPECT_EQ(z.filled(), 0u);
+  EXPECT_EQ(z.syncs(), 4u);  // counted all the same: they end mapped appends
 }
 
 TEST(ZeroFillAheadTest, FillsFromTheSecondSyncWhenLessThanHalfRemains) {

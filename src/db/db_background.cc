@@ -692,6 +692,7 @@ void DBImpl::DeleteObsoleteFiles() {
   for (const auto& w : dropped_families_) {
     if (auto cfd = w.lock()) families.push_back(std::move(cfd));
   }
+  purges_running_++;
   mutex_.Unlock();
   for (UnsyncedLog& log : retired) log.writer->Close().PermitUncheckedError();  // not needed
   Status s = fs_->GetChildren(dbname_, &children);
@@ -725,9 +726,11 @@ void DBImpl::DeleteObsoleteFiles() {
   // Another call may have listed the same files and be deleting them: each file is deleted by
   // the call that claims it first.
   mutex_.Lock();
-  std::erase_if(doomed, [&](const std::pair<FileType, uint64_t>& f) {
-    return !files_being_purged_.insert(f.second).second;
-  });
+  size_t claimed = 0;
+  for (const std::pair<FileType, uint64_t>& f : doomed) {
+    if (files_being_purged_.insert(f).second) doomed[claimed++] = f;
+  }
+  doomed.resize(claimed);
   mutex_.Unlock();
   SHALE_TEST_HOOK("DBImpl::DeleteObsoleteFiles:Claimed");
   for (const auto& [type, number] : doomed) {
@@ -749,7 +752,7 @@ void DBImpl::DeleteObsoleteFiles() {
     }
   }
   mutex_.Lock();
-  for (const auto& [type, number] : doomed) files_being_purged_.erase(number);
+  if (--purges_running_ == 0) files_being_purged_.clear();
 }
 
 // ---------------------------------------------------------------- explicit calls

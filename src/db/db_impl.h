@@ -30,6 +30,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "shale/db.h"
@@ -38,6 +39,7 @@
 #include "shale/merge_operator.h"
 #include "shale/statistics.h"
 #include "src/base/dbformat.h"
+#include "src/base/filename.h"
 #include "src/db/column_family.h"
 #include "src/db/super_version.h"
 #include "src/db/table_cache.h"
@@ -556,9 +558,11 @@ class DBImpl final : public DB {
   bool manual_compaction_ GUARDED_BY(mutex_) = false;      // CompactRange owns compaction
   int manual_compactions_waiting_ GUARDED_BY(mutex_) = 0;  // CompactRange calls waiting for it
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mutex_);  // table files being written
-  // Obsolete files one DeleteObsoleteFiles call is deleting (outside the mutex): a call running
-  // beside it leaves them alone.
-  std::set<uint64_t> files_being_purged_ GUARDED_BY(mutex_);
+  // Obsolete files claimed by a DeleteObsoleteFiles call (deleted outside the mutex), kept
+  // until no call is running: a call that listed them too, even before they went, leaves them
+  // alone.
+  std::set<std::pair<FileType, uint64_t>> files_being_purged_ GUARDED_BY(mutex_);
+  int purges_running_ GUARDED_BY(mutex_) = 0;
   WriteDelay write_delay_ GUARDED_BY(mutex_);  // paces slowed-down writes
   const char* stall_reason_ GUARDED_BY(mutex_) = "none";
   // Set while stall_reason_ is not "none" (a group was slowed or stopped): the next groups take

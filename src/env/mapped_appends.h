@@ -9,13 +9,14 @@
 // write(2), with FileOptions::zero_fill_ahead's zeros if asked).
 //
 // Order within an append (the POSIX file; the two parts of an AppendJoined are one append): an
-// append of at least 8 bytes that stays inside one
-// window stores its bytes 4..8 first (one 4-byte store), then the bytes from 8 on, then its
-// first 4 bytes (one 4-byte store). A process killed during the copy therefore leaves the
-// first 4 bytes zero (the zeros they overwrite) unless all of the append landed, and bytes
-// 4..8 in place if anything after them did; everything past the append stays zero. A log
-// record fragment starts with its checksum (4 bytes), then its length and type, and never
-// crosses a 32 KiB log block, so never a window: a fragment cut off that way has a zero
+// append of at least 8 bytes that stays inside one window stores its bytes 4..8 first (one
+// 4-byte store), then the bytes from 8 on, then its first 4 bytes (one 4-byte store). A
+// process killed during the copy therefore leaves the first 4 bytes zero (the zeros they
+// overwrite) unless all of the append landed, and bytes 4..8 in place if anything after them
+// did; everything past the append stays zero. An append that crosses windows is copied piece
+// by piece (one per window) in that order, each piece whole before the next window is mapped.
+// A log record fragment starts with its checksum (4 bytes), then its length and type, and
+// never crosses a 32 KiB log block, so never a window: a fragment cut off that way has a zero
 // checksum in front of its true length and type (wal/log_format.h).
 //
 // Thread safety: constants and pure functions only.

@@ -96,8 +96,7 @@ class PosixWritableFile final : public WritableFile {
     if (fd_.get() < 0) return Status::IOError(path_, "append to a closed file");
     Slice first = head, second = body;
     if (mapped_ && AppendMapped(&first, &second)) return Status::OK();
-    Status s = AppendBuffered(first);
-    return s.ok() ? AppendBuffered(second) : s;
+    return AppendBuffered(first, second);
   }
 
   Status Flush() override {
@@ -167,21 +166,23 @@ class PosixWritableFile final : public WritableFile {
     return true;
   }
 
-  // Appends data through the buffer (write(2) when it is full).
-  Status AppendBuffered(const Slice& data) {
-    if (data.empty()) return Status::OK();
-    size_ += data.size();
-    if (buffer_.size() + data.size() <= kBufferSize) {
-      buffer_.append(data.data(), data.size());
+  // Appends head then body through the buffer, or with one writev(2) when they do not fit in
+  // it; the buffer is written first if they would overflow it. The decision is made for both
+  // parts together, so no write(2) ends between them.
+  Status AppendBuffered(const Slice& head, const Slice& body) {
+    const size_t n = head.size() + body.size();
+    if (n == 0) return Status::OK();
+    size_ += n;
+    if (buffer_.size() + n > kBufferSize) {
+      Status s = FlushBuffer();
+      if (!s.ok()) return s;
+    }
+    if (buffer_.size() + n <= kBufferSize && (buffer_.size() > 0 || n <= kBufferSize / 2)) {
+      buffer_.append(head.data(), head.size());
+      buffer_.append(body.data(), body.size());
       return Status::OK();
     }
-    Status s = FlushBuffer();
-    if (!s.ok()) return s;
-    if (data.size() <= kBufferSize / 2) {
-      buffer_.append(data.data(), data.size());
-      return Status::OK();
-    }
-    s = WriteAll(data.data(), data.size());
+    Status s = WriteAll(head, body);
     if (s.ok()) StartWriteback();
     return s;
   }
@@ -237,7 +238,7 @@ class PosixWritableFile final : public WritableFile {
 
   Status FlushBuffer() {
     if (buffer_.empty()) return Status::OK();
-    Status s = WriteAll(buffer_.data(), buffer_.size());
+    Status s = WriteAll(buffer_, Slice());
     buffer_.clear();
     if (s.ok()) StartWriteback();
     return s;
@@ -257,16 +258,22 @@ class PosixWritableFile final : public WritableFile {
     writeback_from_ = end;
   }
 
-  Status WriteAll(const char* p, size_t n) {
-    while (n > 0) {
-      ssize_t done = ::write(fd_.get(), p, n);
+  // Writes head then body at the file offset (writev(2), again after a short write).
+  Status WriteAll(Slice head, Slice body) {
+    while (!head.empty() || !body.empty()) {
+      std::array<iovec, 2> iov = {iovec{const_cast<char*>(head.data()), head.size()},
+                                  iovec{const_cast<char*>(body.data()), body.size()}};
+      const int first = head.empty() ? 1 : 0;
+      ssize_t done = ::writev(fd_.get(), iov.data() + first, 2 - first);
       if (done < 0) {
         if (errno == EINTR) continue;
         return PosixError(path_ + ": write", errno);
       }
-      p += done;
-      n -= static_cast<size_t>(done);
       written_ += static_cast<uint64_t>(done);
+      const size_t left = static_cast<size_t>(done);
+      const size_t from_head = std::min(left, head.size());
+      head.remove_prefix(from_head);
+      body.remove_prefix(left - from_head);
     }
     return Status::OK();
   }

@@ -8,6 +8,9 @@
 // first shortfall (a full disk, an error) ends it for the file's lifetime, and the data's own
 // writes and syncs report what matters.
 //
+// Due() counts the file's syncs (syncs()), which also decide when mapped appends end
+// (src/env/mapped_appends.h): files call it at every Sync, zeros asked for or not.
+//
 // Thread safety: none; owned by one file object and used by its single writer.
 #pragma once
 

@@ -83,9 +83,9 @@ class BiasedCountdown {
   static bool BiasSupported();
 
  private:
-  // A number no other thread of the process has, for the process's lifetime (a thread's
-  // address can be reused by a later thread); constant-initialized, so reading it needs no
-  // initialization check.
+  // A number no other thread of the process has, for the process's lifetime (a thread-local's
+  // address, or a thread id, can be reused by a later thread); constant-initialized, so reading it
+  // needs no initialization check.
   static uint64_t CurrentThreadToken() {
     if (thread_token_ == 0) thread_token_ = NewThreadToken();
     return thread_token_;
@@ -103,7 +103,7 @@ class BiasedCountdown {
   std::atomic<size_t> owned_{0};         // releases counted by the owner; written by it only
   std::atomic<size_t> shared_;           // references left, less the owner's biased releases
 
-  static inline thread_local uint64_t thread_token_ = 0;  // 0: not yet given
+  static constinit inline thread_local uint64_t thread_token_ = 0;  // 0: not yet given
 };
 
 }  // namespace shale
