@@ -166,25 +166,24 @@ class PosixWritableFile final : public WritableFile {
     return true;
   }
 
-  // Appends head then body through the buffer, or with one writev(2) when they do not fit in
-  // it; the buffer is written first if they would overflow it. The decision is made for both
-  // parts together, so no write(2) ends between them.
+  // Appends head then body through the buffer. If they would overflow it, the buffer is
+  // written first, and parts larger than half of it go out with one writev(2). The decision is
+  // made for both parts together, so no write(2) ends between them.
   Status AppendBuffered(const Slice& head, const Slice& body) {
     const size_t n = head.size() + body.size();
-    if (n == 0) return Status::OK();
     size_ += n;
     if (buffer_.size() + n > kBufferSize) {
       Status s = FlushBuffer();
       if (!s.ok()) return s;
+      if (n > kBufferSize / 2) {
+        s = WriteAll(head, body);
+        if (s.ok()) StartWriteback();
+        return s;
+      }
     }
-    if (buffer_.size() + n <= kBufferSize && (buffer_.size() > 0 || n <= kBufferSize / 2)) {
-      buffer_.append(head.data(), head.size());
-      buffer_.append(body.data(), body.size());
-      return Status::OK();
-    }
-    Status s = WriteAll(head, body);
-    if (s.ok()) StartWriteback();
-    return s;
+    buffer_.append(head.data(), head.size());
+    buffer_.append(body.data(), body.size());
+    return Status::OK();
   }
 
   // Writes zeros from the end of the file's zeros to `to` (page-aligned) and faults the part
