@@ -6,10 +6,7 @@
 // reach past them, zeros are written up to the kStep boundary after its end plus one more
 // kStep (page-aligned). The POSIX file copies appends into a shared mapping of the
 // kWindow-aligned window holding them, until its second Sync (a file synced often appends with
-// write(2), with FileOptions::zero_fill_ahead's zeros if asked). Once its data passes the middle
-// of its first window, its windows from the next kWindow boundary past its zeros on come
-// zeroed whole from a thread of its own (src/env/window_preparer.h), each asked for when the
-// appends enter the one before: its zeros may then reach up to two windows past the data.
+// write(2), with FileOptions::zero_fill_ahead's zeros if asked).
 //
 // Order within an append (the POSIX file; the two parts of an AppendJoined are one append): an
 // append of at least 8 bytes that stays inside one window stores its bytes 4..8 first (one
