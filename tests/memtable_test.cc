@@ -3,7 +3,6 @@
 #include "memtable/memtable.h"
 
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 
 #include <atomic>
 #include <cstring>
@@ -318,25 +317,6 @@ TEST(MemTableArenaTest, LargeWriteBuffersUseHugePageBlocks) {
   EXPECT_EQ(MemTable::ArenaBlockSizeFor(64 << 20), size_t{1} << 20);
   EXPECT_EQ(MemTable::ArenaBlockSizeFor(128 << 20), Arena::kHugePageSize);
   EXPECT_EQ(MemTable::ArenaBlockSizeFor(size_t{1} << 30), Arena::kHugePageSize);
-}
-
-// A block from the system comes with its whole pages resident (faulted in at once), so filling
-// it takes no page fault; a large object's block of its own too. (40 MiB is past malloc's
-// largest mmap threshold: fresh pages, never resident before.)
-TEST(ArenaBlockPoolTest, FreshBlocksComeFaultedIn) {
-  constexpr size_t kPage = 4096;
-  for (const size_t bytes : {size_t{40} << 20, size_t{1} << 20}) {
-    SCOPED_TRACE(bytes);
-    char* block = ArenaBlockPool::Allocate(bytes, /*huge=*/false);
-    const uintptr_t from = (reinterpret_cast<uintptr_t>(block) + kPage - 1) & ~(kPage - 1);
-    const uintptr_t to = (reinterpret_cast<uintptr_t>(block) + bytes) & ~(kPage - 1);
-    std::vector<unsigned char> resident((to - from) / kPage);
-    ASSERT_EQ(::mincore(reinterpret_cast<void*>(from), to - from, resident.data()), 0);
-    size_t in = 0;
-    for (unsigned char r : resident) in += r & 1;
-    EXPECT_EQ(in, resident.size());
-    ArenaBlockPool::Free(block, /*huge=*/false);
-  }
 }
 
 // A pool hands back the blocks returned to it, newest first, keeps no more than its bound, and

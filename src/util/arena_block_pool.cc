@@ -2,7 +2,6 @@
 
 #include <sys/mman.h>
 
-#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <utility>
@@ -72,30 +71,13 @@ bool ArenaBlockPool::retaining() const {
 }
 
 char* ArenaBlockPool::Allocate(size_t bytes, bool huge) {
-  if (!huge) {
-    char* p = new char[bytes];  // new[] of char is aligned for max_align_t (16 bytes)
-    FaultIn(p, bytes);
-    return p;
-  }
+  if (!huge) return new char[bytes];  // new[] of char is aligned for max_align_t (16 bytes)
   SHALE_ASSERT(bytes % kHugePageSize == 0);
   char* p = static_cast<char*>(std::aligned_alloc(kHugePageSize, bytes));
   if (p == nullptr) throw std::bad_alloc();
   // Advice only: without transparent huge pages the block works the same, with small pages.
   madvise(p, bytes, MADV_HUGEPAGE);
   return p;
-}
-
-void ArenaBlockPool::FaultIn(char* p, size_t bytes) {
-#ifdef MADV_POPULATE_WRITE
-  constexpr uintptr_t kPage = 4096;
-  const uintptr_t from = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
-  const uintptr_t to = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
-  // Advice: a failure (a kernel before 5.14) leaves the pages to fault on first touch.
-  if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
 }
 
 void ArenaBlockPool::Free(char* p, bool huge) {

@@ -7,8 +7,7 @@
 // virtual machine whose host backs the pages lazily): two writer threads filling 64 MiB
 // memtables with 1 KB values spent more than a tenth of their time faulting memtable pages in.
 // A family's memtables share one pool, so each new memtable reuses the pages of the last one
-// flushed. Blocks from the system come with their pages faulted in (one madvise per block), so
-// a fresh block costs one write a single call rather than a fault every few writes.
+// flushed.
 //
 // The pool holds at most max_bytes; a block returned beyond that is freed. Since a block enters
 // the pool only when an arena lets it go, and arenas take pooled blocks before new ones, the
@@ -66,17 +65,11 @@ class ArenaBlockPool {
   bool retaining() const EXCLUDES(mu_);
 
   // Memory of `bytes` from the system, 16-byte aligned (huge: 2 MiB-aligned, advised as huge
-  // pages, bytes a multiple of 2 MiB), and its release. Throws std::bad_alloc. Small-page
-  // memory comes faulted in (FaultIn).
+  // pages, bytes a multiple of 2 MiB), and its release. Throws std::bad_alloc.
   static char* Allocate(size_t bytes, bool huge);
   static void Free(char* p, bool huge);
 
  private:
-  // Faults in the whole pages of [p, p + bytes), writable, in one call (MADV_POPULATE_WRITE):
-  // an arena fills a block front to back, and a fault per 4 KiB page on first touch would land
-  // in one memtable write in every ~25 (docs/benchmarks.md, 2026-12-03, evening).
-  static void FaultIn(char* p, size_t bytes);
-
   // Frees blocks taken out of the pool (poisoned ones included).
   void FreeAll(std::vector<char*> blocks) const;
 
