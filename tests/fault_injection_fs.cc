@@ -45,7 +45,7 @@ class FaultInjectionFileSystem::Writable final : public WritableFile {
     // As the POSIX file, which appends with write(2) from the second sync on.
     uint64_t from, to;
     const bool zeros_due = zero_fill_.Due(size_, &from, &to);  // counts this sync
-    if (mapped_ && zero_fill_.syncs() >= 2) mapped_ = false;
+    if (mapped_ && !MappedAppends::MapsAfterSyncs(zero_fill_.syncs())) mapped_ = false;
     if (zeros_due) {
       // As the POSIX file: best effort (what fits under the quota, never a fault).
       zero_fill_.Filled(fs_->FillZeros(generation_, file_, from, to), to);

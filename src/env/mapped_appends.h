@@ -40,6 +40,11 @@ struct MappedAppends {
   // Where zeros should reach once the data reaches `end` (past the zeros written so far).
   static uint64_t ZerosFor(uint64_t end) { return (end + kStep - 1) / kStep * kStep + kStep; }
 
+  // Whether a file synced `syncs` times still appends through its mapping. A file synced again
+  // and again appends with write(2) from its second sync on: each sync write-protects the
+  // mapped pages, and the next copy into each would fault.
+  static bool MapsAfterSyncs(uint64_t syncs) { return syncs < 2; }
+
   // Copies the concatenation of head and body to dst in the order described above. An append
   // of 4 to 7 bytes (a log fragment with no payload: a header alone at a block's end) stores
   // its bytes from 4 on first, then its first 4 bytes in one store; a shorter one (a block

@@ -107,11 +107,9 @@ class PosixWritableFile final : public WritableFile {
   Status Sync() override {
     Status s = Flush();
     if (!s.ok()) return s;
-    // A file synced again and again appends with write(2) from its second sync on: each sync
-    // would otherwise write-protect the mapped pages, and the next copy into each would fault.
     uint64_t from, to;
     const bool zeros_due = zero_fill_.Due(size_, &from, &to);  // counts this sync
-    if (mapped_ && zero_fill_.syncs() >= 2) LeaveMapped();
+    if (mapped_ && !MappedAppends::MapsAfterSyncs(zero_fill_.syncs())) LeaveMapped();
     if (fd_.get() < 0) return Status::IOError(path_, "sync of a closed file");
     // (Zero fill is first due at the second sync, when the file no longer maps.)
     if (zeros_due) zero_fill_.Filled(WriteZeros(from, to), to);
