@@ -6,7 +6,11 @@
 // reach past them, zeros are written up to the kStep boundary after its end plus one more
 // kStep (page-aligned). The POSIX file copies appends into a shared mapping of the
 // kWindow-aligned window holding them, until its second Sync (a file synced often appends with
-// write(2), with FileOptions::zero_fill_ahead's zeros if asked).
+// write(2), with FileOptions::zero_fill_ahead's zeros if asked). Once its data passes the
+// middle of its first window, a thread of its own (src/env/window_preparer.h) writes the zeros
+// of the next window a kStep at a time ahead of the appends, so the POSIX file's zeros may
+// reach the end of the window after the one holding the data's end; the test file system keeps
+// to ZerosFor.
 //
 // Order within an append (the POSIX file; the two parts of an AppendJoined are one append): an
 // append of at least 8 bytes that stays inside one window stores its bytes 4..8 first (one

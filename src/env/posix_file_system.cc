@@ -18,10 +18,12 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "shale/file_system.h"
 #include "src/env/io_uring_reader.h"
 #include "src/env/mapped_appends.h"
+#include "src/env/window_preparer.h"
 #include "src/env/zero_fill_ahead.h"
 
 namespace shale {
@@ -67,10 +69,16 @@ class Fd {
 // that shuts the file system down can still fault a copy: the process then ends as at a kill,
 // with what it wrote before in the page cache.) If zeros cannot be written or a window cannot be
 // mapped, and from the second Sync() on, the file goes on with write(2) from the end of its data.
+// Once the data passes the middle of its first window, a WindowPreparer thread maps each next
+// window and writes its zeros while the appends fill the current one, and unmaps the windows
+// left behind; the file takes the next window as far as it is ready and writes the rest of its
+// zeros itself. The file's own zeros stay below the window the thread is asked for, and the
+// thread is stopped before the file leaves mapped mode or closes.
 // Close() unmaps and cuts the zeros off. fdatasync writes back the pages dirtied through the
 // mapping as it does those written with write(2).
 //
-// Thread safety: one thread at a time.
+// Thread safety: one thread at a time (a mapped file's WindowPreparer writes only in the window
+// it is asked for, which no append has reached).
 class PosixWritableFile final : public WritableFile {
  public:
   static constexpr size_t kBufferSize = 64 << 10;
@@ -112,7 +120,7 @@ class PosixWritableFile final : public WritableFile {
     if (mapped_ && !MappedAppends::MapsAfterSyncs(zero_fill_.syncs())) LeaveMapped();
     if (fd_.get() < 0) return Status::IOError(path_, "sync of a closed file");
     // (Zero fill is first due at the second sync, when the file no longer maps.)
-    if (zeros_due) zero_fill_.Filled(WriteZeros(from, to), to);
+    if (zeros_due) zero_fill_.Filled(WriteZerosAt(fd_.get(), from, to), to);
     if (::fdatasync(fd_.get()) != 0) return PosixError(path_ + ": fdatasync", errno);
     return Status::OK();
   }
@@ -120,6 +128,7 @@ class PosixWritableFile final : public WritableFile {
   Status Close() override {
     if (fd_.get() < 0) return Status::OK();
     Status s = FlushBuffer();
+    StopPreparer();
     Unmap();
     const uint64_t zeros_end = std::max(zero_fill_.filled(), zeros_end_);
     if (zeros_end > 0) {
@@ -145,10 +154,21 @@ class PosixWritableFile final : public WritableFile {
   // write(2) from the end of its data (mapped_ is false).
   bool AppendMapped(Slice* head, Slice* body) {
     const uint64_t end = size_ + head->size() + body->size();
-    if (end > zeros_end_ && ExtendZeros(MappedAppends::ZerosFor(end)) < end) return LeaveMapped();
+    // The file's own zeros stay below the window the preparer is asked for.
+    const uint64_t own_end = std::min(end, prepared_from_);
+    if (own_end > zeros_end_ &&
+        ExtendZeros(std::min(MappedAppends::ZerosFor(end), prepared_from_)) < own_end) {
+      return LeaveMapped();
+    }
     while (size_ < end) {
       if (map_ == nullptr || size_ >= map_base_ + kMapWindow) {
-        if (!MapWindow(size_ / kMapWindow * kMapWindow)) return LeaveMapped();
+        if (!NextWindow(size_ / kMapWindow * kMapWindow)) return LeaveMapped();
+        // The zeros of the window taken, as far as the preparer had them, then the file's own.
+        const uint64_t piece_end = std::min(end, map_base_ + kMapWindow);
+        if (piece_end > zeros_end_ &&
+            ExtendZeros(std::min(MappedAppends::ZerosFor(end), prepared_from_)) < piece_end) {
+          return LeaveMapped();
+        }
       }
       // The next piece: as much as fits in the window, taken from the front of head, then body.
       const size_t k = static_cast<size_t>(std::min(end, map_base_ + kMapWindow) - size_);
@@ -160,6 +180,7 @@ class PosixWritableFile final : public WritableFile {
       size_ += k;
       written_ = size_;
     }
+    if (preparer_ == nullptr && end > map_base_ + kMapWindow / 2) StartPreparer();
     StartWriteback();
     return true;
   }
@@ -189,9 +210,60 @@ class PosixWritableFile final : public WritableFile {
   uint64_t ExtendZeros(uint64_t to) {
     if (to <= zeros_end_) return zeros_end_;
     const uint64_t from = zeros_end_;
-    zeros_end_ = WriteZeros(from, to);
+    zeros_end_ = WriteZerosAt(fd_.get(), from, to);
     if (map_ != nullptr) Populate(from, zeros_end_);
     return zeros_end_;
+  }
+
+  // Makes the window at base the current one. Once the preparer has it, its mapping and zeros
+  // as far as they are ready (the window left goes back to the preparer to unmap), and the
+  // next window is asked for; else (or if the preparer had not mapped it) one mapped here.
+  bool NextWindow(uint64_t base) {
+    if (base >= prepared_from_) {
+      const WindowPreparer::Window w = preparer_->Take(base);
+      zeros_end_ = std::max(zeros_end_, w.zeros_end);
+      if (w.map != nullptr) {
+        if (map_ != nullptr) preparer_->Retire(map_);
+        map_ = w.map;
+        map_base_ = base;
+      }
+      if (w.zeros_end < base + kMapWindow) {
+        // The appends outran the thread (a busy machine): the file goes on alone, as the
+        // thread would only compete with it for the processor.
+        StopPreparer();
+        preparer_failed_ = true;
+      } else {
+        prepared_from_ = base + kMapWindow;
+        preparer_->Prepare(prepared_from_);
+      }
+      if (w.map != nullptr) return true;
+    }
+    return MapWindow(base);
+  }
+
+  // Starts the preparer, asking for the first window past the file's own zeros. Without a
+  // thread (none can start) the file maps its windows and writes its zeros itself.
+  void StartPreparer() {
+    if (preparer_failed_) return;
+    const uint64_t first =
+        (std::max(zeros_end_, map_base_ + kMapWindow) + kMapWindow - 1) / kMapWindow * kMapWindow;
+    try {
+      preparer_ = std::make_unique<WindowPreparer>(fd_.get(), kMapWindow, MappedAppends::kStep);
+    } catch (const std::system_error&) {
+      preparer_failed_ = true;
+      return;
+    }
+    prepared_from_ = first;
+    preparer_->Prepare(first);
+  }
+
+  // Ends the preparer (after its step in progress; it unmaps what it holds): from here on only
+  // this object writes to the file. The zeros then reach zeros_end_ at most.
+  void StopPreparer() {
+    if (preparer_ == nullptr) return;
+    zeros_end_ = std::max(zeros_end_, preparer_->Stop());
+    preparer_.reset();
+    prepared_from_ = kNever;
   }
 
   // Maps the window starting at base (replacing the current one) and faults in its zeros.
@@ -223,6 +295,7 @@ class PosixWritableFile final : public WritableFile {
 
   // Ends mapped appends: later appends use write(2) from the end of the data.
   bool LeaveMapped() {
+    StopPreparer();
     Unmap();
     mapped_ = false;
     written_ = size_;
@@ -275,28 +348,6 @@ class PosixWritableFile final : public WritableFile {
     return Status::OK();
   }
 
-  // Writes zeros to [from, to) without moving the file offset; returns how far they reach
-  // (short of `to` after an error or a full disk).
-  uint64_t WriteZeros(uint64_t from, uint64_t to) {
-    static constexpr size_t kZeroPage = 64 << 10;
-    alignas(4096) static const char kZeros[kZeroPage] = {};
-    std::array<iovec, 16> iov;
-    for (iovec& v : iov) v = {const_cast<char*>(kZeros), kZeroPage};
-    while (from < to) {
-      const uint64_t left = to - from;
-      int count = 0;
-      for (uint64_t covered = 0; count < static_cast<int>(iov.size()) && covered < left; count++) {
-        iov[count].iov_len = static_cast<size_t>(std::min<uint64_t>(kZeroPage, left - covered));
-        covered += iov[count].iov_len;
-      }
-      ssize_t done = ::pwritev(fd_.get(), iov.data(), count, static_cast<off_t>(from));
-      if (done < 0 && errno == EINTR) continue;
-      if (done <= 0) break;
-      from += static_cast<uint64_t>(done);
-    }
-    return from;
-  }
-
   const std::string path_;
   Fd fd_;
   uint64_t size_;  // data appended (the file offset once the buffer is written)
@@ -309,6 +360,12 @@ class PosixWritableFile final : public WritableFile {
   uint64_t zeros_end_ = 0;  // mapped appends: the end of the zeros written past the data
   char* map_ = nullptr;     // the mapped window [map_base_, map_base_ + kMapWindow)
   uint64_t map_base_ = 0;
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  // Mapped appends past the middle of their first window: the window at prepared_from_ is
+  // being prepared by preparer_ (after fd_: destroyed first).
+  std::unique_ptr<WindowPreparer> preparer_;
+  uint64_t prepared_from_ = kNever;
+  bool preparer_failed_ = false;  // its thread could not start
 };
 
 // Forward reads. Thread safety: one thread at a time.
